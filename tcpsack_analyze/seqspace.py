@@ -1,0 +1,90 @@
+"""Unwrapping 32-bit TCP sequence numbers to 64-bit numbers (DOMAIN.md section 2).
+
+A sequence space (the bytes one side sends) is seen through two streams of 32-bit values: the
+sequence numbers of that side's segments and the acknowledgment numbers (and SACK edges) of the
+other side. Each stream is unwrapped incrementally, one value relative to the previous one
+(RFC 9293 section 3.4 compares sequence numbers modulo 2**32 in the same way), starting from a
+common anchor: the ISN when the SYN was seen, else the first value seen in either stream.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MOD = 1 << 32
+HALF = 1 << 31
+
+
+def signed_diff(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray | int:
+    """``a - b`` modulo 2**32, as a signed number in [-2**31, 2**31)."""
+    return ((a - b + HALF) % MOD) - HALF  # type: ignore[operator]
+
+
+class Unwrapper:
+    """Unwraps one stream of 32-bit values, carrying its state across batches."""
+
+    __slots__ = ("last_raw", "last_abs")
+
+    def __init__(self) -> None:
+        self.last_raw: int | None = None
+        self.last_abs = 0
+
+    def start(self, anchor_raw: int, anchor_abs: int) -> None:
+        """Begin the stream at a value whose unwrapped number is known."""
+        self.last_raw = anchor_raw
+        self.last_abs = anchor_abs
+
+    @property
+    def started(self) -> bool:
+        return self.last_raw is not None
+
+    def unwrap(self, raw: np.ndarray) -> np.ndarray:
+        """Unwrapped 64-bit numbers for ``raw`` (in stream order); the stream must be started."""
+        if raw.size == 0:
+            return raw.astype(np.int64)
+        assert self.last_raw is not None
+        prev = np.empty_like(raw)
+        prev[0] = self.last_raw
+        prev[1:] = raw[:-1]
+        out = self.last_abs + np.cumsum(signed_diff(raw, prev))
+        self.last_raw = int(raw[-1])
+        self.last_abs = int(out[-1])
+        return out
+
+
+class SeqSpace:
+    """The sequence space of one direction: its anchor and its two streams."""
+
+    __slots__ = ("anchor", "isn_seen", "seqs", "acks")
+
+    def __init__(self) -> None:
+        self.anchor: int | None = None  # raw value whose unwrapped number is 0
+        self.isn_seen = False
+        self.seqs = Unwrapper()
+        self.acks = Unwrapper()
+
+    def ensure_anchor(self, raw: int, is_isn: bool) -> None:
+        if self.anchor is None:
+            self.anchor = raw
+            self.isn_seen = is_isn
+
+    def _start(self, stream: Unwrapper, first_raw: int) -> None:
+        assert self.anchor is not None
+        stream.start(first_raw, int(signed_diff(first_raw, self.anchor)))
+
+    def unwrap_seqs(self, raw: np.ndarray, first_is_syn: bool) -> np.ndarray:
+        if raw.size and not self.seqs.started:
+            self.ensure_anchor(int(raw[0]), first_is_syn)
+            self._start(self.seqs, int(raw[0]))
+        return self.seqs.unwrap(raw)
+
+    def unwrap_acks(self, raw: np.ndarray) -> np.ndarray:
+        if raw.size and not self.acks.started:
+            # acknowledgment numbers point one past data: anchor so the first ACK is >= 0
+            self.ensure_anchor(int(raw[0]) - 1, False)
+            self._start(self.acks, int(raw[0]))
+        return self.acks.unwrap(raw)
+
+    @staticmethod
+    def unwrap_near(raw: np.ndarray, ref_raw: np.ndarray, ref_abs: np.ndarray) -> np.ndarray:
+        """Unwrap values known to lie within 2**31 of a reference (SACK edges near the ACK)."""
+        return ref_abs + signed_diff(raw, ref_raw)
