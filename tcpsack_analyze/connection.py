@@ -1,0 +1,523 @@
+"""Per-connection state reconstruction, consumed batch by batch (DOMAIN.md sections 1-3).
+
+A :class:`Connection` receives its packets in file order, a batch at a time, and keeps for each
+direction what a tcptrace-like report needs: handshake options, unwrapped sequence state
+(snd_una, snd_max), unique and retransmitted bytes, SACK and D-SACK counts, duplicate ACKs,
+windows and RTT samples. The common packets (new in-order data and ordinary ACKs) are handled
+with numpy over the whole batch; only packets that need it (retransmissions, data past a gap,
+SACK bookkeeping) go through Python, so the cost follows the loss episodes, not the packet count.
+
+Definitions follow tcptrace where the report compares with it (the retransmission test is "any
+overlap with bytes already sent", counted on payload bytes), and DOMAIN.md elsewhere. Where they
+differ from tcptrace it is said in ``docs/report.md``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tcpsack_analyze.rangeset import RangeSet
+from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
+from tcpsack_analyze.seqspace import SeqSpace, signed_diff
+
+NS = 1_000_000_000
+
+
+class Direction:
+    """Accumulated state and counters of one direction of a connection."""
+
+    def __init__(self) -> None:
+        self.space = SeqSpace()
+        # handshake
+        self.syn_seen = False
+        self.isn: int | None = None
+        self.syn_count = 0
+        self.fin_count = 0
+        self.rst_count = 0
+        self.syn_rexmit = 0
+        self.fin_rexmit = 0
+        self.mss: int | None = None
+        self.wscale: int | None = None
+        self.sack_permitted = False
+        self.ts_option = False
+        # packet counters
+        self.packets = 0
+        self.ack_packets = 0
+        self.pure_acks = 0
+        self.data_packets = 0
+        self.data_bytes = 0
+        self.pushed = 0
+        self.unique_bytes = 0
+        self.rexmit_packets = 0
+        self.rexmit_bytes = 0
+        self.out_of_order = 0
+        self.zwnd_probes = 0
+        self.zwnd_probe_bytes = 0
+        self.oversize_segments = 0  # larger than the MSS (TSO/GRO, BIG TCP)
+        self.max_seg = 0
+        self.min_seg = 0
+        # SACK
+        self.sack_packets = 0  # ACKs with at least one SACK block (tcptrace "sack pkts sent")
+        self.dsack_packets = 0
+        self.max_sack_blocks = 0
+        self.empty_sack_options = 0
+        # ACKs
+        self.dupacks = 0
+        self.triple_dupacks = 0
+        self._dup_run = 0
+        self._last_ack: int | None = None
+        self._last_win: int | None = None
+        self.snd_una: int | None = None  # highest cumulative ACK for this direction's data
+        self.snd_max = 0  # highest seq + len sent (incl. SYN/FIN)
+        self._data_max: int | None = None  # highest payload byte + 1 seen
+        self._data_min: int | None = None  # lowest payload byte seen
+        self._holes = RangeSet()  # payload ranges below _data_max never seen
+        # windows (advertised by this side)
+        self.win_min: int | None = None
+        self.win_max = 0
+        self.win_sum = 0
+        self.win_count = 0
+        self.zero_windows = 0
+        self.last_win: int | None = None
+        # time
+        self.first_ns: int | None = None
+        self.last_ns: int | None = None
+        self.idle_max_ns = 0
+        self.first_data_ns: int | None = None
+        self.last_data_ns: int | None = None
+        # RTT: pending first transmissions (end, time, rexmits-before) awaiting their ACK
+        self._pend_end = np.empty(0, dtype=np.int64)
+        self._pend_ts = np.empty(0, dtype=np.int64)
+        self._pend_rx = np.empty(0, dtype=np.int64)
+        self._pend_order = np.empty(0, dtype=np.int64)
+        self.rtt_samples: list[np.ndarray] = []
+        self.ts_rtt_samples: list[np.ndarray] = []
+        self._tsval_keys = np.empty(0, dtype=np.int64)
+        self._tsval_ts = np.empty(0, dtype=np.int64)
+        self.rexmit_total = 0  # running count used for Karn's rule
+        self._rexmit_orders = np.empty(0, dtype=np.int64)
+        self._batch_acks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._fin_at: int | None = None
+
+
+class Connection:
+    """One TCP connection (a flow epoch) and its two directions."""
+
+    def __init__(self, conn_id: int, batch: PacketBatch, row: int, epoch: int) -> None:
+        self.id = conn_id
+        self.epoch = epoch
+        flags = int(batch.flags[row])
+        # the opener: SYN sender, SYN-ACK receiver, else the first packet's sender
+        opener_is_src = not (flags & SYN and flags & ACK)
+        a_addr, a_port = (batch.src[row], batch.sport[row]) if opener_is_src else (batch.dst[row], batch.dport[row])
+        b_addr, b_port = (batch.dst[row], batch.dport[row]) if opener_is_src else (batch.src[row], batch.sport[row])
+        self.a_addr = bytes(a_addr)
+        self.b_addr = bytes(b_addr)
+        self.a_port = int(a_port)
+        self.b_port = int(b_port)
+        self.ipver = int(batch.ipver[row])
+        self.dirs = (Direction(), Direction())
+        self.packets = 0
+        self.first_ns: int | None = None
+        self.last_ts_ns: int | None = None
+        self.closed = False  # a FIN or RST was seen
+        self.vlan_tagged = 0
+        self.syn_ts: int | None = None
+        self.synack_ts: int | None = None
+        self.hs_ack_ts: int | None = None
+        self.syn_isn: int | None = None  # sequence number of the opening SYN (set by the flow table)
+
+    # ----------------------------------------------------------------- epochs
+    @property
+    def answered(self) -> bool:
+        """A SYN-ACK was seen (the handshake got past its first step)."""
+        return self.synack_ts is not None or (self.dirs[0].syn_seen and self.dirs[1].syn_seen)
+
+    def _direction_of(self, batch: PacketBatch, rows: np.ndarray) -> np.ndarray:
+        is_a = (batch.sport[rows] == self.a_port) & np.all(batch.src[rows] == np.frombuffer(self.a_addr, np.uint8), axis=1)
+        if self.a_addr == self.b_addr and self.a_port == self.b_port:
+            return np.zeros(rows.shape[0], dtype=np.int64)
+        return np.where(is_a, 0, 1)
+
+    # ---------------------------------------------------------------- consume
+    def consume(self, batch: PacketBatch, rows: np.ndarray) -> None:
+        """Account the packets ``rows`` of ``batch`` (this connection's, in file order)."""
+        d_of = self._direction_of(batch, rows)
+        ts = batch.ts_ns[rows]
+        flags = batch.flags[rows]
+        if self.first_ns is None:
+            self.first_ns = int(ts[0])
+        self.packets += rows.shape[0]
+        self.last_ts_ns = int(ts[-1])
+        self.vlan_tagged += int(batch.vlan[rows].sum())
+        if (flags & (FIN | RST)).any():
+            self.closed = True
+        self._handshake_times(ts, flags, d_of)
+        self._syn_options(batch, rows, flags, d_of)
+        # zero-window probes (tcptrace): data sent while the peer's last window was 0
+        peer_last_win = self._peer_last_window(batch, rows, d_of, flags)
+        ctx = _BatchView(batch, rows, d_of, ts, flags)
+        for d in (0, 1):
+            sel = np.nonzero(d_of == d)[0]
+            if sel.size:
+                _consume_direction(self, d, ctx, sel, peer_last_win[sel])
+        for st in self.dirs:  # ACKs of the other side end RTT waits
+            _match_rtt(st)
+
+    def _syn_options(self, batch: PacketBatch, rows: np.ndarray, flags: np.ndarray, d_of: np.ndarray) -> None:
+        """Options of the SYNs (few: Python), read before any window of the batch is scaled."""
+        opts = batch.opts
+        for i in np.nonzero((flags & SYN) != 0)[0].tolist():
+            st = self.dirs[int(d_of[i])]
+            r = int(rows[i])
+            if st.isn is None:
+                st.isn = int(batch.seq[r])
+                st.syn_seen = True
+            st.syn_count += 1
+            if opts.mss[r] >= 0:
+                st.mss = int(opts.mss[r])
+            if opts.wscale[r] >= 0:
+                st.wscale = min(int(opts.wscale[r]), 14)  # RFC 7323 section 2.3: larger means 14
+            st.sack_permitted |= bool(opts.sack_permitted[r])
+            st.ts_option |= bool(opts.tsval[r] >= 0)
+
+    def _handshake_times(self, ts: np.ndarray, flags: np.ndarray, d_of: np.ndarray) -> None:
+        if self.hs_ack_ts is not None:
+            return
+        for i in np.nonzero((flags & (SYN | ACK)) != 0)[0][:8].tolist():
+            f = int(flags[i])
+            if f & SYN and not f & ACK and self.syn_ts is None:
+                self.syn_ts = int(ts[i])
+            elif f & SYN and f & ACK and self.synack_ts is None and self.syn_ts is not None:
+                self.synack_ts = int(ts[i])
+            elif not f & SYN and self.synack_ts is not None and int(d_of[i]) == 0:
+                self.hs_ack_ts = int(ts[i])
+                return
+
+    def _peer_last_window(self, batch: PacketBatch, rows: np.ndarray, d_of: np.ndarray, flags: np.ndarray) -> np.ndarray:
+        """For each packet, the other side's last effective window before it (-1 if none yet)."""
+        n = rows.shape[0]
+        out = np.full(n, -1, dtype=np.int64)
+        pos = np.arange(n)
+        for d in (0, 1):
+            peer = self.dirs[1 - d]
+            eff = self.effective_window(1 - d, batch.win[rows], flags)
+            mine = d_of == d
+            idx = np.where(~mine, pos, -1)
+            last = np.maximum.accumulate(idx)
+            prev = np.empty(n, dtype=np.int64)
+            prev[0] = -1
+            prev[1:] = last[:-1]
+            carried = -1 if peer.last_win is None else peer.last_win
+            val = np.where(prev >= 0, eff[np.maximum(prev, 0)], carried)
+            out[mine] = val[mine]
+        return out
+
+    def window_scale_in_use(self) -> bool | None:
+        """True/False when both SYNs were seen; None (unknown) otherwise (DOMAIN.md section 1)."""
+        a, b = self.dirs
+        if not (a.syn_seen and b.syn_seen):
+            return None
+        return a.wscale is not None and b.wscale is not None
+
+    def effective_window(self, d: int, win: np.ndarray, flags: np.ndarray) -> np.ndarray:
+        """Advertised window in bytes: scaled unless the packet is a SYN (RFC 7323 section 2.2)."""
+        if self.window_scale_in_use():
+            shift = self.dirs[d].wscale or 0
+            return np.where((flags & SYN) != 0, win, win << shift)
+        return win.copy()
+
+    def state(self) -> str:
+        a, b = self.dirs
+        if a.rst_count or b.rst_count:
+            return "reset"
+        if not (a.syn_seen or b.syn_seen):
+            return "no SYN seen"
+        if a.fin_count and b.fin_count:
+            return "complete"
+        return "open at end of capture"
+
+
+class _BatchView:
+    """The rows of one connection inside a batch, with the per-row arrays already cut."""
+
+    __slots__ = ("batch", "rows", "d_of", "ts", "flags", "order")
+
+    def __init__(self, batch: PacketBatch, rows: np.ndarray, d_of: np.ndarray, ts: np.ndarray, flags: np.ndarray) -> None:
+        self.batch = batch
+        self.rows = rows
+        self.d_of = d_of
+        self.ts = ts
+        self.flags = flags
+        self.order = batch.index[rows]
+
+
+def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarray, peer_win: np.ndarray) -> None:
+    st = conn.dirs[d]
+    peer = conn.dirs[1 - d]
+    b = ctx.batch
+    rows = ctx.rows[sel]
+    ts = ctx.ts[sel]
+    flags = ctx.flags[sel]
+    paylen = b.paylen[rows]
+    opts = b.opts
+    n = rows.shape[0]
+    syn = (flags & SYN) != 0
+    fin = (flags & FIN) != 0
+    rst = (flags & RST) != 0
+    ackf = (flags & ACK) != 0
+
+    # --- time
+    if st.first_ns is None:
+        st.first_ns = int(ts[0])
+    gaps = np.diff(ts, prepend=ts[0] if st.last_ns is None else st.last_ns)
+    st.idle_max_ns = max(st.idle_max_ns, int(gaps.max()))
+    st.last_ns = int(ts[-1])
+
+    syn_idx = np.nonzero(syn)[0]
+    first_syn_here = int(syn_idx[0]) if syn_idx.size and st.syn_count == len(syn_idx) else -1
+    st.fin_count += int(fin.sum())
+    st.rst_count += int(rst.sum())
+
+    # --- counters that need no order
+    st.packets += n
+    data = paylen > 0
+    st.data_packets += int(data.sum())
+    st.data_bytes += int(paylen.sum())
+    st.pushed += int((data & ((flags & PSH) != 0)).sum())
+    if data.any():
+        pl = paylen[data]
+        st.max_seg = max(st.max_seg, int(pl.max()))
+        mn = int(pl.min())
+        st.min_seg = mn if st.min_seg == 0 else min(st.min_seg, mn)
+        if st.mss:
+            st.oversize_segments += int((pl > st.mss).sum())
+        if st.first_data_ns is None:
+            st.first_data_ns = int(ts[data][0])
+        st.last_data_ns = int(ts[data][-1])
+
+    # --- sequence numbers
+    seq = st.space.unwrap_seqs(b.seq[rows], bool(syn[0]))
+    pay_start = seq + syn
+    pay_end = pay_start + paylen
+    st.snd_max = max(st.snd_max, int((pay_end + fin).max()))
+
+    # --- windows advertised by this side
+    eff = conn.effective_window(d, b.win[rows], flags)
+    winpk = (ackf | syn) & ~rst
+    if conn.window_scale_in_use():  # as tcptrace: once scaling is in use, unscaled SYN windows do not count
+        winpk &= ~syn
+    if winpk.any():
+        w = eff[winpk]
+        st.win_max = max(st.win_max, int(w.max()))
+        nz = w[w > 0]
+        if nz.size:
+            st.win_min = int(nz.min()) if st.win_min is None else min(st.win_min, int(nz.min()))
+        st.win_sum += int(w.sum())
+        st.win_count += int(w.size)
+    st.zero_windows += int((ackf & ~rst & (eff == 0)).sum())
+    st.last_win = int(eff[~rst][-1]) if (~rst).any() else st.last_win
+
+    # --- data: unique, retransmitted, out-of-order (tcptrace rexmit(): overlap with bytes seen)
+    probe = data & ~syn & (peer_win == 0) & (peer.packets > 0)
+    st.zwnd_probes += int(probe.sum())
+    st.zwnd_probe_bytes += int(paylen[probe].sum())
+    track = data & ~probe
+    rexmit_mask = np.zeros(n, dtype=bool)
+    if track.any():
+        ti = np.nonzero(track)[0]
+        s = pay_start[ti]
+        e = pay_end[ti]
+        base = st._data_max if st._data_max is not None else int(s[0])
+        if st._data_min is None:
+            st._data_min = int(s[0])
+        prev_max = np.empty_like(e)
+        prev_max[0] = base
+        if e.size > 1:
+            prev_max[1:] = np.maximum(np.maximum.accumulate(e[:-1]), base)
+        st._data_max = max(base, int(e.max()))
+        plain = s == prev_max  # the common case: next new data in order
+        st.unique_bytes += int((e - s)[plain].sum())
+        for k in np.nonzero(~plain)[0].tolist():
+            if _account_segment(st, int(s[k]), int(e[k]), int(prev_max[k])):
+                rexmit_mask[ti[k]] = True
+    # SYN and FIN retransmissions without data are counted apart: tcptrace counts them as
+    # retransmitted data packets (1 byte of sequence space each)
+    for i in np.nonzero((syn | fin) & ~data)[0].tolist():
+        if syn[i] and i != first_syn_here:
+            if int(b.seq[rows[i]]) == st.isn:
+                st.syn_rexmit += 1
+        if fin[i]:
+            v = int(pay_end[i])
+            if st._fin_at is not None and v <= st._fin_at:
+                st.fin_rexmit += 1
+            st._fin_at = v if st._fin_at is None else max(v, st._fin_at)
+
+    # RTT bookkeeping: first transmissions wait for their ACK (Karn: retransmissions never)
+    rx_cum = st.rexmit_total + np.cumsum(rexmit_mask)
+    st.rexmit_total = int(rx_cum[-1])
+    if rexmit_mask.any():
+        st._rexmit_orders = np.concatenate([st._rexmit_orders, ctx.order[sel][rexmit_mask]])
+    first_tx = track & ~rexmit_mask
+    if first_tx.any():
+        st._pend_end = np.concatenate([st._pend_end, pay_end[first_tx]])
+        st._pend_ts = np.concatenate([st._pend_ts, ts[first_tx]])
+        st._pend_rx = np.concatenate([st._pend_rx, rx_cum[first_tx]])
+        st._pend_order = np.concatenate([st._pend_order, ctx.order[sel][first_tx]])
+        tsv = opts.tsval[rows][first_tx]
+        has = tsv >= 0
+        if has.any():
+            st._tsval_keys = np.concatenate([st._tsval_keys, tsv[has]])
+            st._tsval_ts = np.concatenate([st._tsval_ts, ts[first_tx][has]])
+
+    # --- ACKs sent by this side (about the peer's data)
+    if ackf.any():
+        _account_acks(conn, d, ctx, sel, ackf, syn, fin, rst, paylen, eff)
+
+
+def _account_segment(st: Direction, lo: int, hi: int, top: int) -> bool:
+    """Account payload ``[lo, hi)`` sent when the highest byte seen was ``top``; True if it
+    overlapped bytes already seen (a retransmission, counting the overlap as tcptrace does)."""
+    assert st._data_min is not None
+    if lo < st._data_min:  # below everything seen so far: the space below becomes a hole
+        st._holes.add(lo, st._data_min)
+        st._data_min = lo
+    if lo >= top:  # new data past a gap: the gap becomes a hole
+        st._holes.add(top, lo)
+        st.unique_bytes += hi - lo
+        return False
+    upto = min(hi, top)
+    unseen = st._holes.overlap(lo, upto)
+    if lo in st._holes and hi < top:
+        st.out_of_order += 1
+    st._holes.remove(lo, hi)
+    seen = (upto - lo) - unseen
+    st.unique_bytes += (hi - lo) - seen
+    if seen > 0:
+        st.rexmit_packets += 1
+        st.rexmit_bytes += seen
+        return True
+    return False
+
+
+def _account_acks(
+    conn: Connection, d: int, ctx: _BatchView, sel: np.ndarray, ackf: np.ndarray, syn: np.ndarray, fin: np.ndarray,
+    rst: np.ndarray, paylen: np.ndarray, eff: np.ndarray,
+) -> None:
+    st = conn.dirs[d]
+    peer = conn.dirs[1 - d]
+    b = ctx.batch
+    ai = np.nonzero(ackf)[0]
+    rows = ctx.rows[sel][ai]
+    st.ack_packets += int(ai.size)
+    st.pure_acks += int(((paylen == 0) & ~syn & ~fin & ~rst)[ai].sum())
+    ack_raw = b.ack[rows]
+    ack_abs = peer.space.unwrap_acks(ack_raw)
+    prev_una = peer.snd_una
+    peer._batch_acks = (ctx.order[sel][ai], ack_abs, ctx.ts[sel][ai])
+    cum = np.maximum.accumulate(ack_abs)
+    if prev_una is not None:
+        cum = np.maximum(cum, prev_una)
+    peer.snd_una = int(cum[-1])
+    # SACK blocks (not on RSTs, as tcptrace)
+    nsack = b.opts.nsack[rows]
+    st.empty_sack_options += int(b.opts.sack_empty[rows].sum())
+    has_sack = (nsack > 0) & ~rst[ai]
+    dsack_any = np.zeros(ai.size, dtype=bool)
+    if has_sack.any():
+        hs = np.nonzero(has_sack)[0]
+        st.sack_packets += int(hs.size)
+        st.max_sack_blocks = max(st.max_sack_blocks, int(nsack[hs].max()))
+        raw = b.opts.sack[rows[hs]]
+        edges = ack_abs[hs, None, None] + signed_diff(raw, ack_raw[hs, None, None])
+        l0, r0, l1, r1 = edges[:, 0, 0], edges[:, 0, 1], edges[:, 1, 0], edges[:, 1, 1]
+        two = nsack[hs] > 1
+        # D-SACK (RFC 2883 section 4; tcptrace's three cases): first block at or below the
+        # cumulative ACK, inside the second block, or overlapping it
+        dsack = (r0 <= ack_abs[hs]) | (two & (((r0 <= r1) & (l0 >= l1)) | ((l0 <= l1) & (r0 > l1)) | ((r0 >= r1) & (l0 < r1))))
+        st.dsack_packets += int(dsack.sum())
+        dsack_any[hs] = dsack
+    # duplicate ACKs: no data, ACK number unchanged, and either the same window (RFC 5681
+    # section 2) or new SACK information (RFC 6675 section 2), while data is outstanding
+    pure = ((paylen == 0) & ~syn & ~fin & ~rst)[ai]
+    win = eff[ai]
+    prev_ack = np.empty_like(ack_abs)
+    prev_win = np.empty_like(win)
+    prev_ack[0] = -1 if st._last_ack is None else st._last_ack
+    prev_win[0] = -1 if st._last_win is None else st._last_win
+    prev_ack[1:] = ack_abs[:-1]
+    prev_win[1:] = win[:-1]
+    outstanding = ack_abs < peer.snd_max
+    sack_new = has_sack & ~dsack_any
+    dup = pure & (ack_abs == prev_ack) & outstanding & ((win == prev_win) | sack_new)
+    st._last_ack = int(ack_abs[-1])
+    st._last_win = int(win[-1])
+    if dup.any():
+        st.dupacks += int(dup.sum())
+        run = st._dup_run
+        for flag in dup.tolist():
+            if flag:
+                run += 1
+                if run == 3:
+                    st.triple_dupacks += 1
+            else:
+                run = 0
+        st._dup_run = run
+    else:
+        st._dup_run = 0
+    # timestamp RTT (RFC 7323 section 4): an ACK that advances snd_una echoes the TSval of
+    # the data it acknowledges
+    if peer._tsval_keys.size:
+        tsecr = b.opts.tsecr[rows]
+        adv = np.empty(ai.size, dtype=bool)
+        adv[0] = prev_una is None or ack_abs[0] > prev_una
+        adv[1:] = cum[1:] > cum[:-1]
+        adv &= tsecr >= 0
+        if adv.any():
+            keys, first = np.unique(peer._tsval_keys, return_index=True)
+            pos = np.searchsorted(keys, tsecr[adv])
+            pos = np.minimum(pos, keys.size - 1)
+            hit = keys[pos] == tsecr[adv]
+            samples = ctx.ts[sel][ai][adv][hit] - peer._tsval_ts[first[pos[hit]]]
+            samples = samples[samples >= 0]
+            if samples.size:
+                peer.ts_rtt_samples.append(samples)
+            # keep only what a later ACK can still echo
+            top = int(tsecr[adv].max())
+            keep = signed_diff(peer._tsval_keys, top) >= 0
+            peer._tsval_keys = peer._tsval_keys[keep]
+            peer._tsval_ts = peer._tsval_ts[keep]
+
+
+def _match_rtt(st: Direction) -> None:
+    """RTT samples from data/ACK pairs (tcptrace's rule, with Karn's algorithm).
+
+    A sample is taken when the first ACK that covers a first transmission acknowledges exactly
+    its last byte, and no retransmission of this direction happened between the two.
+    """
+    acks = st._batch_acks
+    st._batch_acks = None
+    if acks is None or st._pend_end.size == 0:
+        return
+    order, abs_acks, ack_ts = acks
+    cum = np.maximum.accumulate(abs_acks)
+    # first ACK (in file order, after the segment) whose cumulative value covers its end
+    k_cover = np.searchsorted(cum, st._pend_end, side="left")
+    k_after = np.searchsorted(order, st._pend_order, side="right")
+    k = np.maximum(k_cover, k_after)
+    done = k < cum.size
+    if done.any():
+        kd = k[done]
+        exact = abs_acks[kd] == st._pend_end[done]
+        rx_at_ack = st.rexmit_total - np.searchsorted(np.sort(-st._rexmit_orders), -order[kd], side="left")
+        clean = exact & (rx_at_ack == st._pend_rx[done])
+        samples = ack_ts[kd][clean] - st._pend_ts[done][clean]
+        samples = samples[samples >= 0]
+        if samples.size:
+            st.rtt_samples.append(samples)
+    keep = ~done
+    st._pend_end = st._pend_end[keep]
+    st._pend_ts = st._pend_ts[keep]
+    st._pend_rx = st._pend_rx[keep]
+    st._pend_order = st._pend_order[keep]
+    oldest = st._pend_order.min() if st._pend_order.size else order[-1]
+    st._rexmit_orders = st._rexmit_orders[st._rexmit_orders > oldest]

@@ -1,0 +1,256 @@
+"""The report as plain data: what a notebook gets from :func:`tcpsack_analyze.analyze`.
+
+Every field is computed from the capture; where a value cannot be known from it (window
+scale without the SYNs, RTT without samples) it is ``None``, never a default passed off as a
+measurement. Times are seconds since the epoch (floats) or milliseconds where the name says so.
+The JSON form (``report/jsonout.py``) is these dataclasses as dicts; its schema is documented in
+``docs/report.md``.
+"""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcpsack_analyze import vantage
+from tcpsack_analyze.connection import Connection, Direction
+from tcpsack_analyze.reader import ReadStatus
+from tcpsack_analyze.stats import Summary
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class DirectionReport:
+    """One direction of a connection: what its sender sent and what its receiver's ACKs said."""
+
+    name: str  # "a2b" or "b2a"
+    total_packets: int
+    ack_packets: int
+    pure_acks: int
+    sack_packets: int  # ACKs carrying at least one SACK block
+    dsack_packets: int
+    max_sack_blocks: int
+    empty_sack_options: int  # SACK options with no block (malformed)
+    unique_bytes: int
+    data_packets: int
+    data_bytes: int
+    rexmit_packets: int  # data packets overlapping bytes already sent (tcptrace's rule)
+    rexmit_bytes: int
+    syn_rexmits: int
+    fin_rexmits: int
+    out_of_order_packets: int
+    zero_window_probes: int
+    zero_window_probe_bytes: int
+    pushed_packets: int
+    syn_count: int
+    fin_count: int
+    rst_count: int
+    duplicate_acks: int
+    triple_duplicate_acks: int
+    zero_window_advertisements: int
+    window_min: int | None
+    window_max: int
+    window_mean: float | None
+    window_scale: int | None  # shift applied to this side's windows; None = unknown (SYN missing)
+    mss: int | None
+    sack_permitted: bool
+    timestamps: bool
+    max_segment: int
+    min_segment: int
+    mean_segment: float | None
+    oversize_segments: int  # larger than the MSS: TSO/GRO/BIG TCP at the capture host
+    rtt_ms: Summary  # data/ACK pairs, Karn-filtered
+    rtt_ts_ms: Summary  # from TCP timestamps (RFC 7323 RTTM)
+    throughput_Bps: float | None
+    first_packet: float | None
+    last_packet: float | None
+    idle_max_ms: float
+    snd_una: int | None  # relative to the ISN (or first sequence number seen)
+    snd_max: int
+    isn_seen: bool
+    vantage: str
+
+
+@dataclass(frozen=True)
+class ConnectionReport:
+    """One TCP connection (a flow epoch)."""
+
+    id: int
+    epoch: int
+    a_addr: str
+    a_port: int
+    b_addr: str
+    b_port: int
+    ip_version: int
+    state: str
+    first_packet: float
+    last_packet: float
+    duration_s: float
+    total_packets: int
+    vlan_tagged_packets: int
+    vantage: vantage.Vantage
+    a2b: DirectionReport
+    b2a: DirectionReport
+
+    @property
+    def label(self) -> str:
+        return f"{_fmt_ep(self.a_addr, self.a_port)} <-> {_fmt_ep(self.b_addr, self.b_port)}"
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """The capture file and how reading it went."""
+
+    path: str
+    format: str
+    compressed: bool
+    records: int
+    tcp_packets: int
+    non_ip: int
+    non_tcp: int
+    ip_fragments: int
+    truncated_tcp: int
+    malformed: int
+    filtered_out: int
+    unsupported_linktype: dict[int, int]
+    complete: bool
+    error: str | None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CaptureReport:
+    """Everything ``report`` prints for one capture."""
+
+    capture: CaptureInfo
+    connections: list[ConnectionReport]
+    schema_version: int = SCHEMA_VERSION
+
+
+def _fmt_ep(addr: str, port: int) -> str:
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
+
+
+def format_addr(raw: bytes) -> str:
+    ip = ipaddress.IPv6Address(raw)
+    return str(ip.ipv4_mapped) if ip.ipv4_mapped is not None else str(ip)
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+def _secs(ns: int | None) -> float | None:
+    return None if ns is None else ns / 1e9
+
+
+def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.Vantage) -> DirectionReport:
+    st: Direction = conn.dirs[d]
+    scale_used = conn.window_scale_in_use()
+    rtt = Summary.of(_cat(st.rtt_samples), 1e-6)
+    return DirectionReport(
+        name="a2b" if d == 0 else "b2a",
+        total_packets=st.packets,
+        ack_packets=st.ack_packets,
+        pure_acks=st.pure_acks,
+        sack_packets=st.sack_packets,
+        dsack_packets=st.dsack_packets,
+        max_sack_blocks=st.max_sack_blocks,
+        empty_sack_options=st.empty_sack_options,
+        unique_bytes=st.unique_bytes,
+        data_packets=st.data_packets,
+        data_bytes=st.data_bytes,
+        rexmit_packets=st.rexmit_packets,
+        rexmit_bytes=st.rexmit_bytes,
+        syn_rexmits=st.syn_rexmit,
+        fin_rexmits=st.fin_rexmit,
+        out_of_order_packets=st.out_of_order,
+        zero_window_probes=st.zwnd_probes,
+        zero_window_probe_bytes=st.zwnd_probe_bytes,
+        pushed_packets=st.pushed,
+        syn_count=st.syn_count,
+        fin_count=st.fin_count,
+        rst_count=st.rst_count,
+        duplicate_acks=st.dupacks,
+        triple_duplicate_acks=st.triple_dupacks,
+        zero_window_advertisements=st.zero_windows,
+        window_min=st.win_min,
+        window_max=st.win_max,
+        window_mean=st.win_sum / st.win_count if st.win_count else None,
+        window_scale=None if scale_used is None else ((st.wscale or 0) if scale_used else 0),
+        mss=st.mss,
+        sack_permitted=st.sack_permitted,
+        timestamps=st.ts_option,
+        max_segment=st.max_seg,
+        min_segment=st.min_seg,
+        mean_segment=st.data_bytes / st.data_packets if st.data_packets else None,
+        oversize_segments=st.oversize_segments,
+        rtt_ms=rtt,
+        rtt_ts_ms=Summary.of(_cat(st.ts_rtt_samples), 1e-6),
+        throughput_Bps=st.unique_bytes / duration_s if duration_s > 0 else None,
+        first_packet=_secs(st.first_ns),
+        last_packet=_secs(st.last_ns),
+        idle_max_ms=st.idle_max_ns / 1e6,
+        snd_una=st.snd_una,
+        snd_max=st.snd_max,
+        isn_seen=st.syn_seen,
+        vantage=view.for_direction(d),
+    )
+
+
+def connection_report(conn: Connection) -> ConnectionReport:
+    assert conn.first_ns is not None and conn.last_ts_ns is not None
+    a, b = conn.dirs
+    first = min(x for x in (a.first_ns, b.first_ns) if x is not None)
+    last = max(x for x in (a.last_ns, b.last_ns) if x is not None)
+    duration = (last - first) / 1e9
+    rtt_ab = _cat(a.rtt_samples)
+    rtt_ba = _cat(b.rtt_samples)
+    view = vantage.infer(
+        conn.syn_ts,
+        conn.synack_ts,
+        conn.hs_ack_ts,
+        float(rtt_ab.min()) / 1e6 if rtt_ab.size else None,
+        float(rtt_ba.min()) / 1e6 if rtt_ba.size else None,
+    )
+    return ConnectionReport(
+        id=conn.id,
+        epoch=conn.epoch,
+        a_addr=format_addr(conn.a_addr),
+        a_port=conn.a_port,
+        b_addr=format_addr(conn.b_addr),
+        b_port=conn.b_port,
+        ip_version=conn.ipver,
+        state=conn.state(),
+        first_packet=first / 1e9,
+        last_packet=last / 1e9,
+        duration_s=duration,
+        total_packets=conn.packets,
+        vlan_tagged_packets=conn.vlan_tagged,
+        vantage=view,
+        a2b=direction_report(conn, 0, duration, view),
+        b2a=direction_report(conn, 1, duration, view),
+    )
+
+
+def capture_info(status: ReadStatus, tcp_packets: int) -> CaptureInfo:
+    c = status.counts
+    return CaptureInfo(
+        path=status.path,
+        format=status.format,
+        compressed=status.compressed,
+        records=c.records,
+        tcp_packets=tcp_packets,
+        non_ip=c.non_ip,
+        non_tcp=c.non_tcp,
+        ip_fragments=c.ip_fragments,
+        truncated_tcp=c.truncated_tcp,
+        malformed=c.malformed,
+        filtered_out=c.filtered_out,
+        unsupported_linktype=dict(c.unsupported_linktype),
+        complete=status.complete,
+        error=str(status.error) if status.error else None,
+        warnings=status.warnings(),
+    )
