@@ -110,11 +110,11 @@ class ReferenceScoreboard:
 
     def on_ack(self, cum_ack: int, blocks: Sequence[tuple[int, int]]) -> AckResult:
         dsack = None
-        if blocks:
-            if blocks[0][0] < cum_ack:
-                dsack = blocks[0]
-            elif len(blocks) > 1 and blocks[1][0] <= blocks[0][0] and blocks[0][1] <= blocks[1][1]:
-                dsack = blocks[0]
+        if blocks and (
+            blocks[0][0] < cum_ack
+            or (len(blocks) > 1 and blocks[1][0] <= blocks[0][0] and blocks[0][1] <= blocks[1][1])
+        ):
+            dsack = blocks[0]
         self.high_data = max([self.high_data, cum_ack] + [e for _, e in blocks])
         cumulative = cum_ack > self.high_ack
         newly_acked = sacked_then_acked = 0
@@ -149,7 +149,7 @@ class ReferenceScoreboard:
             delivered=newly_acked + len(newly) - sacked_then_acked,
             cumulative=cumulative,
             duplicate=duplicate,
-            dsack=None if dsack is None else tuple(dsack),  # type: ignore[arg-type]
+            dsack=dsack,
             dup_acks=self.dup_acks,
             loss_detected=loss,
             exited_recovery=exited,
