@@ -79,7 +79,9 @@ class Retransmission:
     ``t`` is the trace time on the capture clock; ``capture_t`` the time of the same segment
     in the sender-side capture (None without one, or when it was not found). ``backoff`` is
     ``icsk_backoff`` (RTOs already backed off in this episode); ``err`` is nonzero when the
-    kernel failed to send it (such entries never reached the wire).
+    kernel failed to send it (such entries never reached the wire). ``segs`` is the number of
+    wire segments (MSS-sized pieces) the kernel sent for it, starting at ``seq``: the sum of
+    ``segs`` is what TCP_INFO's ``tcpi_total_retrans`` counts.
     """
 
     t: float
@@ -87,6 +89,7 @@ class Retransmission:
     seq: int
     rel_seq: int | None
     len: int
+    segs: int
     flags: str
     ca_state: str
     backoff: int

@@ -1,8 +1,9 @@
 """Align the kernel's retransmission events with the sender-side capture.
 
 Each traced retransmission (sequence number from the skb, time converted from CLOCK_MONOTONIC)
-is matched to the captured segment with the same flow, sequence number and length nearest in
-time. The capture tap runs inside ``dev_queue_xmit`` and the tracepoint right after the
+is matched to the captured segment with the same flow and sequence number nearest in time
+(an skb of several MSS leaves as several wire segments, the first of which starts at its
+sequence number). The capture tap runs inside ``dev_queue_xmit`` and the tracepoint right after the
 transmit returns, so the two times differ by the conversion error plus a few microseconds of
 kernel work: the residuals measure how far trace times can be trusted against the capture.
 The capture is read with dpkt, independently of the toolkit's own reader, so the truth stays a
@@ -24,10 +25,10 @@ MATCH_WINDOW = 0.005
 
 
 class SegmentIndex:
-    """Capture times of data segments keyed by (sport, dport, seq, len)."""
+    """Capture times of data segments keyed by (sport, dport, seq)."""
 
     def __init__(self, pcap: Path) -> None:
-        self._times: dict[tuple[int, int, int, int], list[float]] = defaultdict(list)
+        self._times: dict[tuple[int, int, int], list[float]] = defaultdict(list)
         with pcap.open("rb") as f:
             for ts, buf in dpkt.pcap.Reader(f):
                 eth = dpkt.ethernet.Ethernet(buf)
@@ -37,11 +38,12 @@ class SegmentIndex:
                 tcp = ip.data
                 payload = ip.len - ip.hl * 4 - tcp.off * 4
                 if payload > 0:
-                    self._times[(tcp.sport, tcp.dport, tcp.seq, payload)].append(float(ts))
+                    self._times[(tcp.sport, tcp.dport, tcp.seq)].append(float(ts))
 
-    def nearest(self, sport: int, dport: int, seq: int, length: int, t: float) -> float | None:
-        """The capture time of that segment closest to ``t``, within :data:`MATCH_WINDOW`."""
-        times = self._times.get((sport, dport, seq, length))
+    def nearest(self, sport: int, dport: int, seq: int, t: float) -> float | None:
+        """The capture time of a segment starting at ``seq`` closest to ``t``, within
+        :data:`MATCH_WINDOW`."""
+        times = self._times.get((sport, dport, seq))
         if not times:
             return None
         i = bisect.bisect_left(times, t)

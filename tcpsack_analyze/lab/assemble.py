@@ -103,13 +103,13 @@ def assemble(
         t = clock.to_realtime(ev.t)
         capture_t = None
         if index is not None and ev.err == 0:
-            capture_t = index.nearest(ev.sport, ev.dport, ev.seq, length, t)
+            capture_t = index.nearest(ev.sport, ev.dport, ev.seq, t)
             if capture_t is None:
                 unmatched += 1
             else:
                 residuals.append(capture_t - t)
         retransmissions.append(Retransmission(
-            t=t, flow=flow.id, seq=ev.seq, rel_seq=relative, len=length,
+            t=t, flow=flow.id, seq=ev.seq, rel_seq=relative, len=length, segs=ev.segs,
             flags=flags_text(ev.tcp_flags), ca_state=CA_STATES[ev.ca_state], backoff=ev.backoff,
             retransmits=ev.retransmits, timer=ev.timer, kind=classify(ev, first), err=ev.err,
             capture_t=capture_t,
@@ -150,4 +150,5 @@ def summary_line(flows: list[Flow], drops: list[Drop], retransmissions: list[Ret
              if "median_us" in alignment else "alignment n/a")
     return (f"{len(flows)} flow(s) {flows[0].cc}: {sum(f.bytes_sent for f in flows)} B in {duration:.2f} s; "
             f"drops: {reasons['loss']} loss, {reasons['queue']} queue; "
-            f"retransmissions: {sum(kinds.values())} ({kinds_text}); {align}")
+            f"retransmissions: {sum(kinds.values())} ({kinds_text}), "
+            f"{sum(r.segs for r in retransmissions if r.err == 0)} segments; {align}")

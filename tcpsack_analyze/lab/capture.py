@@ -3,8 +3,9 @@
 tcpdump (libpcap) writes classic pcap with the Ethernet link type and microsecond
 CLOCK_REALTIME timestamps, the format every peer tool (tcptrace, tshark) reads. It runs with
 ``-Z root`` so it can write into a root-owned output directory, with a large kernel buffer so
-a burst does not overflow it, and its own count of kernel drops is recorded: a capture that
-lost packets is not ground truth.
+a burst does not overflow it, and in immediate mode: otherwise libpcap hands packets over in
+ring blocks retired up to a second late, and the last block is lost when tcpdump is stopped.
+Its own count of kernel drops is recorded: a capture that lost packets is not ground truth.
 """
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ class Capture:
     def start(self, logdir: Path) -> None:
         """Start tcpdump and wait until it listens."""
         argv = ns_cmd(self.namespace, "tcpdump", "-i", self.interface, "-s", str(self.snaplen),
-                      "-B", str(_BUFFER_KIB), "-Z", "root", "-U", "-n", "-w", str(self.path))
+                      "-B", str(_BUFFER_KIB), "--immediate-mode", "-Z", "root", "-U", "-n",
+                      "-w", str(self.path))
         self.proc = start(argv, f"tcpdump ({self.point})", logdir, ready_on_stderr="listening on")
 
     def stop(self) -> dict[str, object]:

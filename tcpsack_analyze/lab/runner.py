@@ -194,5 +194,6 @@ def _run(config: RunConfig, outdir: Path, work: Path, command: str, stack: ExitS
         command=command or f"tcpsack-analyze {__version__} (library call)",
     )
     write(truth, outdir / "truth.json")
+    truth.path = outdir / "truth.json"
     (outdir / "summary.txt").write_text(summary + "\n")
     return truth

@@ -11,7 +11,9 @@ Tracepoints used (formats checked on Linux 6.18, ``/sys/kernel/tracing/events/..
   not the congestion state, and it has no sequence numbers, so the program reads them from the
   skb's control block (``struct tcp_skb_cb`` at ``offsetof(struct sk_buff, cb)`` = 40: next,
   prev, dev/rbnode, sk, tstamp, unchanged since Linux 4.x) and reads ``icsk_ca_state``,
-  ``icsk_backoff`` and ``icsk_retransmits`` from the socket.
+  ``icsk_backoff`` and ``icsk_retransmits`` from the socket. One event can cover several MSS
+  (``tcp_gso_segs``): the skb is cut into wire segments below TCP, so the capture shows them
+  as consecutive segments starting at the traced sequence number.
 - ``tcp:tcp_cong_state_set``: every change of the congestion state (Open, Disorder, CWR,
   Recovery, Loss: ``enum tcp_ca_state``).
 - ``sock:inet_sock_set_state`` SYN_SENT -> ESTABLISHED: snd_una is then ISN + 1, which gives the
@@ -73,8 +75,8 @@ tracepoint:tcp:tcp_retransmit_skb {
   if ($sk->__sk_common.skc_net.net->ns.inum == NETNS) {
     $cb = (struct tcp_skb_cb *)((uint64)args->skbaddr + SKB_CB);
     $icsk = (struct inet_connection_sock *)args->skaddr;
-    printf("R %llu %u %u %u %u %u %u %u %u %d %d %u\n", nsecs, args->sport, args->dport, $cb->seq,
-           $cb->end_seq, $cb->tcp_flags, $icsk->icsk_ca_state, $icsk->icsk_backoff,
+    printf("R %llu %u %u %u %u %u %u %u %u %u %d %d %u\n", nsecs, args->sport, args->dport, $cb->seq,
+           $cb->end_seq, $cb->tcp_gso_segs, $cb->tcp_flags, $icsk->icsk_ca_state, $icsk->icsk_backoff,
            $icsk->icsk_retransmits, args->state, args->err, @in_timer[cpu]);
   }
 }
@@ -122,6 +124,7 @@ class Retransmit:
     dport: int
     seq: int
     end_seq: int
+    segs: int
     tcp_flags: int
     ca_state: int
     backoff: int
@@ -165,7 +168,7 @@ def parse(text: str, lost_text: str = "") -> TraceEvents:
         elif tag == "P":
             events.probes.append(Probe(*v))
         elif tag == "R":
-            events.retransmits.append(Retransmit(*v[:11], timer=bool(v[11])))
+            events.retransmits.append(Retransmit(*v[:12], timer=bool(v[12])))
         else:
             events.ca_changes.append(CaChange(*v))
     for series in (events.established, events.probes, events.retransmits, events.ca_changes):
