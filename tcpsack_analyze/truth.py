@@ -33,8 +33,16 @@ import pandas as pd
 from tcpsack_analyze.lab.droplog import Drop
 
 __all__ = [
-    "SCHEMA", "VERSION", "KINDS", "TruthError", "Flow", "Retransmission", "CaStateChange",
-    "Truth", "load", "write",
+    "KINDS",
+    "SCHEMA",
+    "VERSION",
+    "CaStateChange",
+    "Flow",
+    "Retransmission",
+    "Truth",
+    "TruthError",
+    "load",
+    "write",
 ]
 
 SCHEMA = "tcpsack-analyze/lab-truth"
@@ -143,7 +151,7 @@ class Truth:
 
     def data_drops(self, flow: int | None = None) -> list[Drop]:
         """Drops of data segments sent by the flow's sender (all flows when None)."""
-        senders = {(f.src, f.sport): f.id for f in self.flows}
+        senders: dict[tuple[str | None, int | None], int] = {(f.src, f.sport): f.id for f in self.flows}
         return [
             d for d in self.drops
             if d.len and (d.src, d.sport) in senders and (flow is None or senders[(d.src, d.sport)] == flow)
@@ -220,15 +228,17 @@ def write(truth: Truth, path: str | Path) -> None:
 
 def _dumps(obj: dict[str, Any]) -> str:
     """JSON with one top-level key, and one list element, per line: readable and grep-able."""
-    compact = {"separators": (",", ":")}
+    def compact(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"))
+
     parts = []
     for key, value in obj.items():
         if key == "probes":
-            rows = ",\n  ".join(json.dumps(r, **compact) for r in value["rows"])
+            rows = ",\n  ".join(compact(r) for r in value["rows"])
             text = f'{{"columns":{json.dumps(value["columns"])},"rows":[\n  {rows}]}}' if rows else json.dumps(value)
         elif isinstance(value, list) and value:
-            text = "[\n  " + ",\n  ".join(json.dumps(v, **compact) for v in value) + "]"
+            text = "[\n  " + ",\n  ".join(compact(v) for v in value) + "]"
         else:
-            text = json.dumps(value, **compact)
+            text = compact(value)
         parts.append(f"{json.dumps(key)}: {text}")
     return "{\n" + ",\n".join(parts) + "\n}\n"

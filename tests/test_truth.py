@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,14 @@ import pytest
 
 from tcpsack_analyze.lab.droplog import Drop
 from tcpsack_analyze.truth import (
-    PROBE_COLUMNS, CaStateChange, Flow, Retransmission, Truth, TruthError, load, write,
+    PROBE_COLUMNS,
+    CaStateChange,
+    Flow,
+    Retransmission,
+    Truth,
+    TruthError,
+    load,
+    write,
 )
 
 

@@ -17,7 +17,13 @@ Modules, one job each:
 - :mod:`~tcpsack_analyze.lab.topology`: namespaces, veths, offloads, sysctls, and their removal;
 - :mod:`~tcpsack_analyze.lab.settings`: the sender/receiver TCP settings and their read-back;
 - :mod:`~tcpsack_analyze.lab.traffic`: the bulk and thin-stream sender and the receiver;
+- :mod:`~tcpsack_analyze.lab.process`: starting, waiting for and stopping the helper processes;
 - :mod:`~tcpsack_analyze.lab.capture`: tcpdump;
 - :mod:`~tcpsack_analyze.lab.tracing`: the bpftrace program, its events and the clock offset;
-- :mod:`~tcpsack_analyze.lab.runner`: one run from configuration to ``truth.json``.
+- :mod:`~tcpsack_analyze.lab.alignment`: traced retransmissions against the sender capture;
+- :mod:`~tcpsack_analyze.lab.assemble`: raw events, drop log and results into the truth records;
+- :mod:`~tcpsack_analyze.lab.runner`: one run from configuration to ``truth.json``;
+- :mod:`~tcpsack_analyze.lab.crosscheck`: drop log, kernel and captures checked against each other.
+
+The truth's schema and loader are in :mod:`tcpsack_analyze.truth` (``docs/truth-schema.md``).
 """

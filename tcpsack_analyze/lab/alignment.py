@@ -18,7 +18,7 @@ from pathlib import Path
 
 import dpkt
 
-__all__ = ["SegmentIndex", "alignment_stats", "MATCH_WINDOW"]
+__all__ = ["MATCH_WINDOW", "SegmentIndex", "alignment_stats"]
 
 MATCH_WINDOW = 0.005
 """A captured segment further than this (seconds) from the traced one is not the same send."""

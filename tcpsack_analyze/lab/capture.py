@@ -17,7 +17,7 @@ from pathlib import Path
 from tcpsack_analyze.lab.process import Started, start
 from tcpsack_analyze.lab.topology import ns_cmd
 
-__all__ = ["Capture", "DEFAULT_SNAPLEN"]
+__all__ = ["DEFAULT_SNAPLEN", "Capture"]
 
 DEFAULT_SNAPLEN = 128
 _BUFFER_KIB = 16384

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from tcpsack_analyze.lab.wire import Segment, flags_text
 
-__all__ = ["Drop", "REASONS", "write_drop", "read_drops"]
+__all__ = ["REASONS", "Drop", "read_drops", "write_drop"]
 
 REASONS = ("loss", "queue")
 """``loss``: the direction's loss model (TCP data segments only); ``queue``: the bottleneck's

@@ -27,7 +27,7 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 
-__all__ = ["LossModel", "NoLoss", "RandomLoss", "BurstyLoss", "GilbertElliott", "parse"]
+__all__ = ["BurstyLoss", "GilbertElliott", "LossModel", "NoLoss", "RandomLoss", "parse"]
 
 
 class LossModel(ABC):

@@ -30,12 +30,18 @@ from tcpsack_analyze.lab.emulator import EmulatorConfig
 from tcpsack_analyze.lab.link import LinkConfig
 from tcpsack_analyze.lab.process import start
 from tcpsack_analyze.lab.settings import TcpSettings, check_applied, read_back
-from tcpsack_analyze.lab.topology import RECEIVER_ADDR, SENDER_ADDR, LabError, Topology, ns_cmd
+from tcpsack_analyze.lab.topology import (
+    RECEIVER_ADDR,
+    SENDER_ADDR,
+    LabError,
+    Topology,
+    ns_cmd,
+)
 from tcpsack_analyze.lab.tracing import KernelTrace, measure_clock_offset
 from tcpsack_analyze.lab.traffic import Traffic
 from tcpsack_analyze.truth import Truth, write
 
-__all__ = ["RunConfig", "run", "check_environment", "REQUIRED_TOOLS"]
+__all__ = ["REQUIRED_TOOLS", "RunConfig", "check_environment", "run"]
 
 REQUIRED_TOOLS = ("ip", "tcpdump", "bpftrace", "ethtool", "sysctl")
 CAPTURE_POINTS = ("sender", "receiver")

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 from tcpsack_analyze.lab.topology import LabError, ns_cmd, run
 
-__all__ = ["TcpSettings", "READ_BACK", "CONGESTION_CONTROLS", "read_back", "check_applied"]
+__all__ = ["CONGESTION_CONTROLS", "READ_BACK", "TcpSettings", "check_applied", "read_back"]
 
 READ_BACK = (
     "net.ipv4.tcp_sack", "net.ipv4.tcp_dsack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_recovery",

@@ -42,8 +42,17 @@ from tcpsack_analyze.lab.process import Started, start
 from tcpsack_analyze.lab.topology import LabError
 
 __all__ = [
-    "CA_STATES", "ClockOffset", "KernelTrace", "Probe", "Retransmit", "CaChange", "Established",
-    "TraceEvents", "measure_clock_offset", "parse", "ensure_tracefs",
+    "CA_STATES",
+    "CaChange",
+    "ClockOffset",
+    "Established",
+    "KernelTrace",
+    "Probe",
+    "Retransmit",
+    "TraceEvents",
+    "ensure_tracefs",
+    "measure_clock_offset",
+    "parse",
 ]
 
 CA_STATES = ("Open", "Disorder", "CWR", "Recovery", "Loss")
@@ -168,7 +177,8 @@ def parse(text: str, lost_text: str = "") -> TraceEvents:
         elif tag == "P":
             events.probes.append(Probe(*v))
         elif tag == "R":
-            events.retransmits.append(Retransmit(*v[:12], timer=bool(v[12])))
+            events.retransmits.append(Retransmit(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8],
+                                                 v[9], v[10], v[11], timer=bool(v[12])))
         else:
             events.ca_changes.append(CaChange(*v))
     for series in (events.established, events.probes, events.retransmits, events.ca_changes):
@@ -206,7 +216,7 @@ def ensure_tracefs() -> None:
     """Mount tracefs at /sys/kernel/tracing if it is not there (bpftrace needs its events)."""
     if (_TRACEFS / "events").is_dir():
         return
-    proc = subprocess.run(["mount", "-t", "tracefs", "nodev", str(_TRACEFS)], capture_output=True, text=True)
+    proc = subprocess.run(["mount", "-t", "tracefs", "nodev", str(_TRACEFS)], capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not (_TRACEFS / "events").is_dir():
         raise LabError(f"tracefs is not mounted and mounting it failed: {proc.stderr.strip()}")
 

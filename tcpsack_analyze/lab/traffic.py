@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "ThinSpec", "Traffic"]
+__all__ = ["ThinSpec", "Traffic", "main"]
 
 _SIOCOUTQ = 0x5411  # TIOCOUTQ: bytes not yet acknowledged (sent or not) on a TCP socket
 _TCPI_TOTAL_RETRANS = 100  # offset of tcpi_total_retrans in struct tcp_info (linux/tcp.h)
@@ -96,7 +96,7 @@ class Traffic:
 
 
 def _outq(sock: socket.socket) -> int:
-    return struct.unpack("i", fcntl.ioctl(sock.fileno(), _SIOCOUTQ, b"\0\0\0\0"))[0]
+    return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), _SIOCOUTQ, b"\0\0\0\0"))[0])
 
 
 def _total_retrans(sock: socket.socket) -> int:
@@ -145,12 +145,12 @@ def _send_flow(args: argparse.Namespace, result: dict[str, Any]) -> None:
 
 def _send(args: argparse.Namespace) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = [{"flow": i} for i in range(args.flows)]
-    errors: list[BaseException] = []
+    errors: list[Exception] = []
 
     def flow(i: int) -> None:
         try:
             _send_flow(args, results[i])
-        except BaseException as exc:  # re-raised in the main thread below
+        except Exception as exc:  # re-raised in the main thread below
             errors.append(exc)
 
     threads = [threading.Thread(target=flow, args=(i,)) for i in range(args.flows)]
