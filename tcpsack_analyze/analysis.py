@@ -81,11 +81,17 @@ def analyze(
                 dir_of[rows] = conn._direction_of(batch, rows)  # type: ignore[attr-defined]
         if packets:
             pkt_parts.append(_packet_columns(batch, conn_of, dir_of))  # type: ignore[arg-type]
-    conns = [connection_report(c) for c in table.connections if c.packets]  # type: ignore[attr-defined]
+    # number connections by their first packet, so ids do not depend on how the file was batched
+    live = sorted((c for c in table.connections if c.packets), key=lambda c: c.first_index)  # type: ignore[attr-defined]
+    renumber = {c.id: i for i, c in enumerate(live)}  # type: ignore[attr-defined]
+    for c in live:
+        c.id = renumber[c.id]  # type: ignore[attr-defined]
+    conns = [connection_report(c) for c in live]
     report = CaptureReport(capture=capture_info(status, tcp_packets), connections=conns)
     table_df = None
     if packets:
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
+        table_df["conn"] = table_df["conn"].map(renumber)
     return Analysis(report, table_df)
 
 

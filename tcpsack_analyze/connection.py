@@ -68,6 +68,7 @@ class Direction:
         self._last_win: int | None = None
         self.snd_una: int | None = None  # highest cumulative ACK for this direction's data
         self.snd_max = 0  # highest seq + len sent (incl. SYN/FIN)
+        self.snd_max_before = 0  # snd_max at the start of the current batch
         self._data_max: int | None = None  # highest payload byte + 1 seen
         self._data_min: int | None = None  # lowest payload byte seen
         self._holes = RangeSet()  # payload ranges below _data_max never seen
@@ -76,6 +77,7 @@ class Direction:
         self.win_max = 0
         self.win_sum = 0
         self.win_count = 0
+        self.syn_windows: list[int] = []
         self.zero_windows = 0
         self.last_win: int | None = None
         # time
@@ -125,6 +127,7 @@ class Connection:
         self.synack_ts: int | None = None
         self.hs_ack_ts: int | None = None
         self.syn_isn: int | None = None  # sequence number of the opening SYN (set by the flow table)
+        self.first_index = int(batch.index[row])  # record number of the first packet
 
     # ----------------------------------------------------------------- epochs
     @property
@@ -156,10 +159,14 @@ class Connection:
         # zero-window probes (tcptrace): data sent while the peer's last window was 0
         peer_last_win = self._peer_last_window(batch, rows, d_of, flags)
         ctx = _BatchView(batch, rows, d_of, ts, flags)
+        sels = [np.nonzero(d_of == d)[0] for d in (0, 1)]
+        acks = []
         for d in (0, 1):
-            sel = np.nonzero(d_of == d)[0]
-            if sel.size:
-                _consume_direction(self, d, ctx, sel, peer_last_win[sel])
+            if sels[d].size:
+                acks.append(_consume_direction(self, d, ctx, sels[d], peer_last_win[sels[d]]))
+        for job in acks:  # ACKs need the peer's snd_max as it was when each ACK was sent
+            if job is not None:
+                _account_acks(self, *job)
         for st in self.dirs:  # ACKs of the other side end RTT waits
             _match_rtt(st)
 
@@ -226,6 +233,23 @@ class Connection:
             return np.where((flags & SYN) != 0, win, win << shift)
         return win.copy()
 
+    def window_stats(self, d: int) -> tuple[int | None, int, float | None]:
+        """(min non-zero, max, mean) of the windows direction ``d`` advertised.
+
+        As tcptrace: SYN windows are unscaled, so once window scaling is in use they are left
+        out; without scaling they count like any other window.
+        """
+        st = self.dirs[d]
+        lo, hi, total, count = st.win_min, st.win_max, st.win_sum, st.win_count
+        if not self.window_scale_in_use():
+            for w in st.syn_windows:
+                hi = max(hi, w)
+                if w > 0:
+                    lo = w if lo is None else min(lo, w)
+                total += w
+                count += 1
+        return lo, hi, (total / count if count else None)
+
     def state(self) -> str:
         a, b = self.dirs
         if a.rst_count or b.rst_count:
@@ -240,7 +264,7 @@ class Connection:
 class _BatchView:
     """The rows of one connection inside a batch, with the per-row arrays already cut."""
 
-    __slots__ = ("batch", "rows", "d_of", "ts", "flags", "order")
+    __slots__ = ("batch", "rows", "d_of", "ts", "flags", "order", "snd_max_run")
 
     def __init__(self, batch: PacketBatch, rows: np.ndarray, d_of: np.ndarray, ts: np.ndarray, flags: np.ndarray) -> None:
         self.batch = batch
@@ -249,9 +273,10 @@ class _BatchView:
         self.ts = ts
         self.flags = flags
         self.order = batch.index[rows]
+        self.snd_max_run: list[np.ndarray | None] = [None, None]
 
 
-def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarray, peer_win: np.ndarray) -> None:
+def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarray, peer_win: np.ndarray) -> tuple | None:
     st = conn.dirs[d]
     peer = conn.dirs[1 - d]
     b = ctx.batch
@@ -303,9 +328,8 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
 
     # --- windows advertised by this side
     eff = conn.effective_window(d, b.win[rows], flags)
-    winpk = (ackf | syn) & ~rst
-    if conn.window_scale_in_use():  # as tcptrace: once scaling is in use, unscaled SYN windows do not count
-        winpk &= ~syn
+    winpk = ackf & ~syn & ~rst
+    st.syn_windows += [int(w) for w in eff[syn & ~rst]]  # kept apart: they only count unscaled (below)
     if winpk.any():
         w = eff[winpk]
         st.win_max = max(st.win_max, int(w.max()))
@@ -369,9 +393,15 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
             st._tsval_keys = np.concatenate([st._tsval_keys, tsv[has]])
             st._tsval_ts = np.concatenate([st._tsval_ts, ts[first_tx][has]])
 
-    # --- ACKs sent by this side (about the peer's data)
+    # running snd_max of this direction at each row of the batch (for the peer's dupACK test)
+    run = np.full(ctx.rows.shape[0], -1, dtype=np.int64)
+    run[sel] = pay_end + fin
+    ctx.snd_max_run[d] = np.maximum(np.maximum.accumulate(run), st.snd_max_before)
+    st.snd_max_before = st.snd_max
+    # --- ACKs sent by this side (about the peer's data): accounted after both directions' data
     if ackf.any():
-        _account_acks(conn, d, ctx, sel, ackf, syn, fin, rst, paylen, eff)
+        return (d, ctx, sel, ackf, syn, fin, rst, paylen, eff)
+    return None
 
 
 def _account_segment(st: Direction, lo: int, hi: int, top: int) -> bool:
@@ -446,7 +476,9 @@ def _account_acks(
     prev_win[0] = -1 if st._last_win is None else st._last_win
     prev_ack[1:] = ack_abs[:-1]
     prev_win[1:] = win[:-1]
-    outstanding = ack_abs < peer.snd_max
+    peer_run = ctx.snd_max_run[1 - d]
+    peer_max = peer_run[sel[ai]] if peer_run is not None else np.full(ai.size, peer.snd_max_before)
+    outstanding = ack_abs < peer_max
     sack_new = has_sack & ~dsack_any
     dup = pure & (ack_abs == prev_ack) & outstanding & ((win == prev_win) | sack_new)
     st._last_ack = int(ack_abs[-1])

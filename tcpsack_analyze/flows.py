@@ -110,7 +110,8 @@ class FlowTable:
             if conn.syn_isn is None:  # type: ignore[attr-defined]
                 conn.syn_isn = seq  # type: ignore[attr-defined]
             elif seq != conn.syn_isn and (ended or silent):  # type: ignore[attr-defined]
-                yield conn, rows[begin:k]
+                if k > begin:
+                    yield conn, rows[begin:k]
                 new = self._new_connection(flow, batch, row)
                 new.syn_isn = seq  # type: ignore[attr-defined]
                 begin = k

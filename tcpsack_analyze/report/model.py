@@ -150,6 +150,7 @@ def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.
     st: Direction = conn.dirs[d]
     scale_used = conn.window_scale_in_use()
     rtt = Summary.of(_cat(st.rtt_samples), 1e-6)
+    win_min, win_max, win_mean = conn.window_stats(d)
     return DirectionReport(
         name="a2b" if d == 0 else "b2a",
         total_packets=st.packets,
@@ -176,9 +177,9 @@ def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.
         duplicate_acks=st.dupacks,
         triple_duplicate_acks=st.triple_dupacks,
         zero_window_advertisements=st.zero_windows,
-        window_min=st.win_min,
-        window_max=st.win_max,
-        window_mean=st.win_sum / st.win_count if st.win_count else None,
+        window_min=win_min,
+        window_max=win_max,
+        window_mean=win_mean,
         window_scale=None if scale_used is None else ((st.wscale or 0) if scale_used else 0),
         mss=st.mss,
         sack_permitted=st.sack_permitted,
