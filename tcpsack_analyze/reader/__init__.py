@@ -67,6 +67,8 @@ def read_capture(
     status.compressed = src.compressed
     try:
         head = src.read(4)
+        if src.error is not None and len(head) < 4:
+            raise src.error
         if not head:
             raise CaptureError(path, 0, "empty file")
         if is_pcap_magic(head):

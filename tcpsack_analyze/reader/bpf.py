@@ -69,6 +69,23 @@ class BpfFilter:
         self.expression = expression
         self._lib = load_libpcap()
         self._programs: dict[int, _BpfProgram] = {}
+        self._check()
+
+    def _check(self) -> None:
+        """Reject, before any record is read, an expression that compiles for no usual link type.
+
+        Programs are otherwise compiled on the first record of each link type, so a syntax error
+        would go unnoticed in a capture without records (or one that cannot be read).
+        """
+        first: FilterError | None = None
+        for linktype in (1, 101, 113, 276):  # Ethernet, raw IP, Linux SLL and SLL2
+            try:
+                self.program(linktype)
+                return
+            except FilterError as exc:
+                first = first or exc
+        assert first is not None
+        raise first
 
     def program(self, linktype: int) -> _BpfProgram:
         prog = self._programs.get(linktype)

@@ -112,17 +112,21 @@ def decode_batch(rec: RecordBatch, keep: np.ndarray | None = None) -> tuple[Pack
             ext = np.isin(nh, IPV6_EXTENSIONS) & (p + 8 <= end[i6])
             if not ext.any():
                 break
+            # read only where an extension header is captured: p of the other rows may already
+            # lie past the buffer (an extension header longer than the captured bytes)
+            r = np.where(ext, p, ipoff[i6])
             isfrag = ext & (nh == 44)
-            fragfield = be16(buf, p + 2)
+            fragfield = be16(buf, r + 2)
             frag6[i6[isfrag & ((fragfield & 0xFFF9) != 0)]] = True
-            hlen = np.where(nh == 44, 8, np.where(nh == 51, (buf[p + 1].astype(np.int64) + 2) * 4, (buf[p + 1].astype(np.int64) + 1) * 8))
-            nnh = buf[p].astype(np.int64)
+            hlen = np.where(nh == 44, 8, np.where(nh == 51, (buf[r + 1].astype(np.int64) + 2) * 4, (buf[r + 1].astype(np.int64) + 1) * 8))
+            nnh = buf[r].astype(np.int64)
             p = np.where(ext, p + hlen, p)
             nh = np.where(ext, nnh, nh)
         proto[i6] = nh
         l4[i6] = p
         paytot[i6] = plen - (p - ipoff[i6] - 40)
-        bad[i6] |= ipoff[i6] + 40 > end[i6]
+        # cut inside the IPv6 header or its extension-header chain: truncated, not "non-TCP"
+        bad[i6] |= (ipoff[i6] + 40 > end[i6]) | (np.isin(nh, IPV6_EXTENSIONS) & (p + 8 > end[i6]))
     frag = frag4 | frag6
     counts.ip_fragments = int(frag.sum())
     ip_ok = (v4 | v6) & ~bad & ~frag
@@ -132,7 +136,7 @@ def decode_batch(rec: RecordBatch, keep: np.ndarray | None = None) -> tuple[Pack
     short = tcp & (l4 + 20 > end)
     counts.truncated_tcp += int(short.sum())
     tcp &= ~short
-    doff = (buf[l4 + 12] >> 4).astype(np.int64) * 4
+    doff = (buf[np.where(tcp, l4, s) + 12] >> 4).astype(np.int64) * 4  # l4 of non-TCP rows may lie past the buffer
     paylen = paytot - doff
     malformed = tcp & ((doff < 20) | (paylen < 0))
     counts.malformed = int(malformed.sum())

@@ -13,6 +13,7 @@ import numpy as np
 
 from tcpsack_analyze.errors import CaptureError
 from tcpsack_analyze.reader.fields import padded, u32
+from tcpsack_analyze.reader.linklayer import SUPPORTED
 from tcpsack_analyze.reader.records import RecordBatch
 from tcpsack_analyze.reader.source import ByteSource
 
@@ -34,12 +35,17 @@ def iter_pcap(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Record
     report what was read.
     """
     hdr = head + src.read(24 - len(head))
+    if src.error is not None:
+        raise src.error
     if len(hdr) < 24:
         raise CaptureError(src.path, len(hdr), "truncated pcap file header")
     endian = "<" if struct.unpack("<I", hdr[:4])[0] in (MAGIC_USEC, MAGIC_NSEC) else ">"
     magic, _vmaj, _vmin, _zone, _sigfigs, snaplen, network = struct.unpack(endian + "IHHiIII", hdr)
     nsec = magic == MAGIC_NSEC
     linktype = network & 0xFFFF
+    if linktype not in SUPPORTED:
+        # one link type for the whole file: none of its records could be decoded
+        raise CaptureError(src.path, 20, f"unsupported link type {linktype} in the pcap file header")
     limit = max(snaplen, MAX_SNAPLEN)
     big = endian == ">"
     caplen_at = struct.Struct(endian + "I").unpack_from
@@ -92,6 +98,8 @@ def iter_pcap(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Record
         leftover = chunk[pos:]
         base += pos
         if eof:
+            if src.error is not None:  # a gzip stream broke off: that is where the capture ends
+                raise src.error
             if leftover:
                 what = "record header" if len(leftover) < 16 else "record data"
                 raise CaptureError(src.path, base, f"file ends in the middle of a {what} (truncated capture)")

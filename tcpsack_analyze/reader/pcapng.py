@@ -23,6 +23,8 @@ OPB = 0x00000002
 SPB = 0x00000003
 EPB = 0x00000006
 BYTE_ORDER_MAGIC = 0x1A2B3C4D
+# smallest valid length of each block type: header, fixed fields and trailing length
+MIN_BLOCK = {SHB: 28, IDB: 20, EPB: 32, OPB: 32, SPB: 16}
 MAX_BLOCK = 64 * 1024 * 1024  # no sane block is larger; beyond this the length field is corrupt
 
 
@@ -108,7 +110,7 @@ def iter_pcapng(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Reco
                 seen_shb = True
                 ifaces = []  # interface ids are per section
             blen = struct.unpack_from(e + "I", chunk, pos + 4)[0]
-            if blen < 12 or blen % 4 or blen > MAX_BLOCK:
+            if blen < MIN_BLOCK.get(btype, 12) or blen % 4 or blen > MAX_BLOCK:
                 error = CaptureError(src.path, base + pos, f"corrupt pcapng block (type 0x{btype:08x}, length {blen})")
                 break
             if pos + blen > n:
@@ -129,7 +131,7 @@ def iter_pcapng(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Reco
                 if if_id >= len(ifaces):
                     error = CaptureError(src.path, base + pos, f"packet block names interface {if_id}, which was never described")
                     break
-                if 28 + cl > blen:
+                if 32 + cl > blen:
                     error = CaptureError(src.path, base + pos, f"packet block captured length {cl} overruns its block")
                     break
                 iface = ifaces[if_id]
@@ -170,6 +172,8 @@ def iter_pcapng(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Reco
         leftover = chunk[pos:]
         base += pos
         if eof:
+            if src.error is not None:  # a gzip stream broke off: that is where the capture ends
+                raise src.error
             if leftover:
                 raise CaptureError(src.path, base, "file ends in the middle of a pcapng block (truncated capture)")
             return

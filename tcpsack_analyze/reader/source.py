@@ -38,16 +38,30 @@ class ByteSource:
         self.compressed = head == GZIP_MAGIC
         self._stream: BinaryIO = gzip.GzipFile(fileobj=raw) if self.compressed else raw  # type: ignore[assignment]
         self.offset = 0
+        self.error: CaptureError | None = None  # set when the stream broke off (see read)
 
     def read(self, n: int) -> bytes:
-        """Read up to ``n`` bytes; fewer only at end of stream."""
+        """Read up to ``n`` bytes; fewer only at end of stream.
+
+        A gzip stream that is truncated or corrupt ends where the decompressor stops: the bytes
+        decompressed before that point are returned (read piecewise with ``read1`` so none are
+        lost) and the error is kept in :attr:`error`, for the format walkers to raise once they
+        have handed out the records before it. A read that cannot return any byte raises it.
+        """
+        if self.error is not None:
+            raise self.error
         parts = []
         want = n
+        read = self._stream.read1 if self.compressed else self._stream.read  # type: ignore[attr-defined]
         while want > 0:
             try:
-                data = self._stream.read(want)
+                data = read(want)
             except (OSError, EOFError, zlib.error) as exc:
-                raise CaptureError(self.path, self.offset, f"gzip stream is corrupt or truncated ({exc})") from None
+                what = "gzip stream is corrupt or truncated" if self.compressed else "read error"
+                self.error = CaptureError(self.path, self.offset + n - want, f"{what} ({exc})")
+                if not parts:
+                    raise self.error from None
+                break
             if not data:
                 break
             parts.append(data)
