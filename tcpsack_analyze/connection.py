@@ -84,8 +84,6 @@ class Direction:
         self.first_ns: int | None = None
         self.last_ns: int | None = None
         self.idle_max_ns = 0
-        self.first_data_ns: int | None = None
-        self.last_data_ns: int | None = None
         # RTT: pending first transmissions (end, time, rexmits-before) awaiting their ACK
         self._pend_end = np.empty(0, dtype=np.int64)
         self._pend_ts = np.empty(0, dtype=np.int64)
@@ -158,7 +156,7 @@ class Connection:
         self._syn_options(batch, rows, flags, d_of)
         # zero-window probes (tcptrace): data sent while the peer's last window was 0
         peer_last_win = self._peer_last_window(batch, rows, d_of, flags)
-        ctx = _BatchView(batch, rows, d_of, ts, flags)
+        ctx = _BatchView(batch, rows, ts, flags)
         sels = [np.nonzero(d_of == d)[0] for d in (0, 1)]
         acks = []
         for d in (0, 1):
@@ -264,12 +262,11 @@ class Connection:
 class _BatchView:
     """The rows of one connection inside a batch, with the per-row arrays already cut."""
 
-    __slots__ = ("batch", "rows", "d_of", "ts", "flags", "order", "snd_max_run")
+    __slots__ = ("batch", "rows", "ts", "flags", "order", "snd_max_run")
 
-    def __init__(self, batch: PacketBatch, rows: np.ndarray, d_of: np.ndarray, ts: np.ndarray, flags: np.ndarray) -> None:
+    def __init__(self, batch: PacketBatch, rows: np.ndarray, ts: np.ndarray, flags: np.ndarray) -> None:
         self.batch = batch
         self.rows = rows
-        self.d_of = d_of
         self.ts = ts
         self.flags = flags
         self.order = batch.index[rows]
@@ -316,12 +313,9 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
         st.min_seg = mn if st.min_seg == 0 else min(st.min_seg, mn)
         if st.mss:
             st.oversize_segments += int((pl > st.mss).sum())
-        if st.first_data_ns is None:
-            st.first_data_ns = int(ts[data][0])
-        st.last_data_ns = int(ts[data][-1])
 
     # --- sequence numbers
-    seq = st.space.unwrap_seqs(b.seq[rows], bool(syn[0]))
+    seq = st.space.unwrap_seqs(b.seq[rows])
     pay_start = seq + syn
     pay_end = pay_start + paylen
     st.snd_max = max(st.snd_max, int((pay_end + fin).max()))
@@ -458,7 +452,7 @@ def _account_acks(
         st.sack_packets += int(hs.size)
         st.max_sack_blocks = max(st.max_sack_blocks, int(nsack[hs].max()))
         raw = b.opts.sack[rows[hs]]
-        edges = ack_abs[hs, None, None] + signed_diff(raw, ack_raw[hs, None, None])
+        edges = SeqSpace.unwrap_near(raw, ack_raw[hs, None, None], ack_abs[hs, None, None])
         l0, r0, l1, r1 = edges[:, 0, 0], edges[:, 0, 1], edges[:, 1, 0], edges[:, 1, 1]
         two = nsack[hs] > 1
         # D-SACK (RFC 2883 section 4; tcptrace's three cases): first block at or below the

@@ -54,33 +54,31 @@ class Unwrapper:
 class SeqSpace:
     """The sequence space of one direction: its anchor and its two streams."""
 
-    __slots__ = ("anchor", "isn_seen", "seqs", "acks")
+    __slots__ = ("anchor", "seqs", "acks")
 
     def __init__(self) -> None:
         self.anchor: int | None = None  # raw value whose unwrapped number is 0
-        self.isn_seen = False
         self.seqs = Unwrapper()
         self.acks = Unwrapper()
 
-    def ensure_anchor(self, raw: int, is_isn: bool) -> None:
+    def ensure_anchor(self, raw: int) -> None:
         if self.anchor is None:
             self.anchor = raw
-            self.isn_seen = is_isn
 
     def _start(self, stream: Unwrapper, first_raw: int) -> None:
         assert self.anchor is not None
         stream.start(first_raw, int(signed_diff(first_raw, self.anchor)))
 
-    def unwrap_seqs(self, raw: np.ndarray, first_is_syn: bool) -> np.ndarray:
+    def unwrap_seqs(self, raw: np.ndarray) -> np.ndarray:
         if raw.size and not self.seqs.started:
-            self.ensure_anchor(int(raw[0]), first_is_syn)
+            self.ensure_anchor(int(raw[0]))
             self._start(self.seqs, int(raw[0]))
         return self.seqs.unwrap(raw)
 
     def unwrap_acks(self, raw: np.ndarray) -> np.ndarray:
         if raw.size and not self.acks.started:
             # acknowledgment numbers point one past data: anchor so the first ACK is >= 0
-            self.ensure_anchor(int(raw[0]) - 1, False)
+            self.ensure_anchor(int(raw[0]) - 1)
             self._start(self.acks, int(raw[0]))
         return self.acks.unwrap(raw)
 

@@ -18,16 +18,8 @@ def padded(data: bytes | bytearray | memoryview) -> np.ndarray:
     return arr
 
 
-def u8(buf: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    return buf[pos].astype(np.int64)
-
-
 def be16(buf: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return (buf[pos].astype(np.int64) << 8) | buf[pos + 1]
-
-
-def le16(buf: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    return (buf[pos + 1].astype(np.int64) << 8) | buf[pos]
 
 
 def be32(buf: np.ndarray, pos: np.ndarray) -> np.ndarray:

@@ -98,9 +98,5 @@ def iter_pcap(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Record
         leftover = chunk[pos:]
         base += pos
         if eof:
-            if src.error is not None:  # a gzip stream broke off: that is where the capture ends
-                raise src.error
-            if leftover:
-                what = "record header" if len(leftover) < 16 else "record data"
-                raise CaptureError(src.path, base, f"file ends in the middle of a {what} (truncated capture)")
+            src.end_of_records(leftover, base, "record header" if len(leftover) < 16 else "record data")
             return

@@ -172,8 +172,5 @@ def iter_pcapng(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Reco
         leftover = chunk[pos:]
         base += pos
         if eof:
-            if src.error is not None:  # a gzip stream broke off: that is where the capture ends
-                raise src.error
-            if leftover:
-                raise CaptureError(src.path, base, "file ends in the middle of a pcapng block (truncated capture)")
+            src.end_of_records(leftover, base, "pcapng block")
             return

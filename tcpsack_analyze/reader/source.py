@@ -70,6 +70,18 @@ class ByteSource:
         self.offset += len(out)
         return out
 
+    def end_of_records(self, leftover: bytes, offset: int, unit: str) -> None:
+        """At the end of the stream: raise the error that cut it short, if any.
+
+        That is the stream's own error (a gzip stream that broke off) or, when ``leftover`` bytes
+        remain that do not make a whole ``unit`` (record, block), a truncated-capture error at
+        ``offset``.
+        """
+        if self.error is not None:  # a gzip stream broke off: that is where the capture ends
+            raise self.error
+        if leftover:
+            raise CaptureError(self.path, offset, f"file ends in the middle of a {unit} (truncated capture)")
+
     def close(self) -> None:
         if self._raw is not sys.stdin.buffer:
             self._raw.close()
