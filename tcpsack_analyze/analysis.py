@@ -7,13 +7,14 @@ off by default and meant for notebooks.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from tcpsack_analyze.connection import Connection
 from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S, FlowTable
+from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
 from tcpsack_analyze.report.model import CaptureReport, capture_info, connection_report, format_addr
 
@@ -26,6 +27,7 @@ class Analysis:
 
     report: CaptureReport
     _packets: pd.DataFrame | None = None
+    loss: dict[tuple[int, str], LossResult] = field(default_factory=dict)  # (conn id, "a2b"/"b2a")
 
     @property
     def connections(self) -> list:
@@ -86,13 +88,14 @@ def analyze(
     renumber = {c.id: i for i, c in enumerate(live)}  # type: ignore[attr-defined]
     for c in live:
         c.id = renumber[c.id]  # type: ignore[attr-defined]
+    loss = {(c.id, r.name): r for c in live for r in c.loss_results()}  # type: ignore[attr-defined]
     conns = [connection_report(c) for c in live]
     report = CaptureReport(capture=capture_info(status, tcp_packets), connections=conns)
     table_df = None
     if packets:
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
         table_df["conn"] = table_df["conn"].map(renumber)
-    return Analysis(report, table_df)
+    return Analysis(report, table_df, loss)
 
 
 def _packet_columns(batch: PacketBatch, conn_of: np.ndarray, dir_of: np.ndarray) -> dict[str, np.ndarray]:

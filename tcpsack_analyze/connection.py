@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcpsack_analyze.loss.tracker import FILL, GAP, NEW, REXMIT, LossResult, LossTracker, RowView
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
 from tcpsack_analyze.seqspace import SeqSpace, signed_diff
@@ -90,6 +91,7 @@ class Direction:
         self._pend_rx = np.empty(0, dtype=np.int64)
         self._pend_order = np.empty(0, dtype=np.int64)
         self.rtt_samples: list[np.ndarray] = []
+        self.batch_rtt: tuple[np.ndarray, np.ndarray] | None = None  # (ACK times, samples) of the batch
         self.ts_rtt_samples: list[np.ndarray] = []
         self._tsval_keys = np.empty(0, dtype=np.int64)
         self._tsval_ts = np.empty(0, dtype=np.int64)
@@ -126,6 +128,7 @@ class Connection:
         self.hs_ack_ts: int | None = None
         self.syn_isn: int | None = None  # sequence number of the opening SYN (set by the flow table)
         self.first_index = int(batch.index[row])  # record number of the first packet
+        self.loss = (LossTracker(0), LossTracker(1))  # loss forensics of each direction's data
 
     # ----------------------------------------------------------------- epochs
     @property
@@ -167,6 +170,42 @@ class Connection:
                 _account_acks(self, *job)
         for st in self.dirs:  # ACKs of the other side end RTT waits
             _match_rtt(st)
+        self._feed_loss(batch, rows, ctx, d_of)
+
+    def _feed_loss(self, batch: PacketBatch, rows: np.ndarray, ctx: _BatchView, d_of: np.ndarray) -> None:
+        """Hand the batch to each direction's loss tracker, then give it the new RTT samples."""
+        opts = batch.opts
+        view = RowView(
+            d_of, ctx.ts, ctx.order, opts.tsval[rows], opts.tsecr[rows], ctx.start, ctx.end, ctx.code,
+            ctx.ack, ctx.dup, ctx.dsack, ctx.nsack, ctx.sack,
+        )
+        for d, tracker in enumerate(self.loss):
+            st, peer = self.dirs[d], self.dirs[1 - d]
+            tracker.mss = peer.mss or st.max_seg
+            tracker.seq_anchor = st.space.anchor or 0
+            tracker.timing.turnaround_ns = self._turnaround(d)
+            if st.batch_rtt is not None:
+                tracker.timing.add(*st.batch_rtt)
+                st.batch_rtt = None
+            tracker.feed(view)
+
+    def loss_results(self) -> list[LossResult]:
+        """Close both loss trackers (end of capture) and stamp their records with this id."""
+        out = []
+        for tracker in self.loss:
+            res = tracker.finish(self.last_ts_ns)
+            for rec in (*res.retransmissions, *res.fills, *res.episodes, *res.incidents, *res.lost):
+                rec.conn = self.id
+            out.append(res)
+        return out
+
+    def _turnaround(self, d: int) -> int | None:
+        """Capture point -> data sender of ``d`` -> capture point, from the handshake."""
+        if d == 0 and self.hs_ack_ts is not None and self.synack_ts is not None:
+            return self.hs_ack_ts - self.synack_ts
+        if d == 1 and self.synack_ts is not None and self.syn_ts is not None:
+            return self.synack_ts - self.syn_ts
+        return None
 
     def _syn_options(self, batch: PacketBatch, rows: np.ndarray, flags: np.ndarray, d_of: np.ndarray) -> None:
         """Options of the SYNs (few: Python), read before any window of the batch is scaled."""
@@ -262,7 +301,7 @@ class Connection:
 class _BatchView:
     """The rows of one connection inside a batch, with the per-row arrays already cut."""
 
-    __slots__ = ("batch", "rows", "ts", "flags", "order", "snd_max_run")
+    __slots__ = ("batch", "rows", "ts", "flags", "order", "snd_max_run", "start", "end", "code", "ack", "dup", "dsack", "nsack", "sack")
 
     def __init__(self, batch: PacketBatch, rows: np.ndarray, ts: np.ndarray, flags: np.ndarray) -> None:
         self.batch = batch
@@ -271,6 +310,16 @@ class _BatchView:
         self.flags = flags
         self.order = batch.index[rows]
         self.snd_max_run: list[np.ndarray | None] = [None, None]
+        # per row, for the loss trackers: data placement and unwrapped ACK/SACK
+        n = rows.shape[0]
+        self.start = np.zeros(n, np.int64)
+        self.end = np.zeros(n, np.int64)
+        self.code = np.full(n, -1, np.int64)
+        self.ack = np.full(n, -1, np.int64)
+        self.dup = np.zeros(n, bool)
+        self.dsack = np.zeros(n, bool)
+        self.nsack = np.zeros(n, np.int64)
+        self.sack = np.zeros((n, 4, 2), np.int64)
 
 
 def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarray, peer_win: np.ndarray) -> tuple | None:
@@ -355,9 +404,14 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
         st._data_max = max(base, int(e.max()))
         plain = s == prev_max  # the common case: next new data in order
         st.unique_bytes += int((e - s)[plain].sum())
+        code = np.full(ti.size, NEW, np.int64)
         for k in np.nonzero(~plain)[0].tolist():
-            if _account_segment(st, int(s[k]), int(e[k]), int(prev_max[k])):
-                rexmit_mask[ti[k]] = True
+            code[k] = _account_segment(st, int(s[k]), int(e[k]), int(prev_max[k]))
+        rexmit_mask[ti[code == REXMIT]] = True
+        at = sel[ti]
+        ctx.start[at] = s
+        ctx.end[at] = e
+        ctx.code[at] = code
     # SYN and FIN retransmissions without data are counted apart: tcptrace counts them as
     # retransmitted data packets (1 byte of sequence space each)
     for i in np.nonzero((syn | fin) & ~data)[0].tolist():
@@ -398,9 +452,10 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
     return None
 
 
-def _account_segment(st: Direction, lo: int, hi: int, top: int) -> bool:
-    """Account payload ``[lo, hi)`` sent when the highest byte seen was ``top``; True if it
-    overlapped bytes already seen (a retransmission, counting the overlap as tcptrace does)."""
+def _account_segment(st: Direction, lo: int, hi: int, top: int) -> int:
+    """Account payload ``[lo, hi)`` sent when the highest byte seen was ``top``, and say where
+    it falls: REXMIT when it overlapped bytes already seen (a retransmission, counting the
+    overlap as tcptrace does), FILL when it fills a hole, GAP past a gap, NEW otherwise."""
     assert st._data_min is not None
     if lo < st._data_min:  # below everything seen so far: the space below becomes a hole
         st._holes.add(lo, st._data_min)
@@ -408,7 +463,7 @@ def _account_segment(st: Direction, lo: int, hi: int, top: int) -> bool:
     if lo >= top:  # new data past a gap: the gap becomes a hole
         st._holes.add(top, lo)
         st.unique_bytes += hi - lo
-        return False
+        return GAP if lo > top else NEW
     upto = min(hi, top)
     unseen = st._holes.overlap(lo, upto)
     if lo in st._holes and hi < top:
@@ -419,8 +474,8 @@ def _account_segment(st: Direction, lo: int, hi: int, top: int) -> bool:
     if seen > 0:
         st.rexmit_packets += 1
         st.rexmit_bytes += seen
-        return True
-    return False
+        return REXMIT
+    return FILL
 
 
 def _account_acks(
@@ -438,6 +493,7 @@ def _account_acks(
     ack_abs = peer.space.unwrap_acks(ack_raw)
     prev_una = peer.snd_una
     peer._batch_acks = (ctx.order[sel][ai], ack_abs, ctx.ts[sel][ai])
+    ctx.ack[sel[ai]] = ack_abs
     cum = np.maximum.accumulate(ack_abs)
     if prev_una is not None:
         cum = np.maximum(cum, prev_una)
@@ -460,6 +516,10 @@ def _account_acks(
         dsack = (r0 <= ack_abs[hs]) | (two & (((r0 <= r1) & (l0 >= l1)) | ((l0 <= l1) & (r0 > l1)) | ((r0 >= r1) & (l0 < r1))))
         st.dsack_packets += int(dsack.sum())
         dsack_any[hs] = dsack
+        at = sel[ai[hs]]
+        ctx.dsack[at] = dsack
+        ctx.nsack[at] = nsack[hs]
+        ctx.sack[at] = edges
     # duplicate ACKs: no data, ACK number unchanged, and either the same window (RFC 5681
     # section 2) or new SACK information (RFC 6675 section 2), while data is outstanding
     pure = ((paylen == 0) & ~syn & ~fin & ~rst)[ai]
@@ -477,6 +537,7 @@ def _account_acks(
     dup = pure & (ack_abs == prev_ack) & outstanding & ((win == prev_win) | sack_new)
     st._last_ack = int(ack_abs[-1])
     st._last_win = int(win[-1])
+    ctx.dup[sel[ai]] = dup
     if dup.any():
         st.dupacks += int(dup.sum())
         run = st._dup_run
@@ -537,9 +598,13 @@ def _match_rtt(st: Direction) -> None:
         rx_at_ack = st.rexmit_total - np.searchsorted(np.sort(-st._rexmit_orders), -order[kd], side="left")
         clean = exact & (rx_at_ack == st._pend_rx[done])
         samples = ack_ts[kd][clean] - st._pend_ts[done][clean]
-        samples = samples[samples >= 0]
+        at = ack_ts[kd][clean]
+        ok = samples >= 0
+        samples = samples[ok]
         if samples.size:
             st.rtt_samples.append(samples)
+            order = np.argsort(at[ok], kind="stable")
+            st.batch_rtt = (at[ok][order], samples[order])
     keep = ~done
     st._pend_end = st._pend_end[keep]
     st._pend_ts = st._pend_ts[keep]

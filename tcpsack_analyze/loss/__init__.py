@@ -1,0 +1,1 @@
+"""Loss forensics: retransmissions and their triggers, recovery episodes, delays, loss patterns."""

@@ -1,0 +1,651 @@
+"""Loss forensics of one direction, fed batch by batch by its connection (DOMAIN.md s. 4-7).
+
+The connection hands over, for each batch, one row per packet of the connection with the data
+segment of this direction already placed in the sequence space (new, retransmitted, filling a
+hole, or past a gap) and the receiver's ACKs already unwrapped, with their duplicate-ACK and
+D-SACK marks. Most batches of most connections hold nothing but in-order data and advancing
+ACKs: then only numpy runs (first transmissions are kept for later look-ups, and a few scalars
+move). From the first packet that needs judgement (a retransmission, a duplicate ACK, a SACK
+block, a hole) to the end of the batch, packets go through Python one at a time, so the cost
+follows the loss episodes rather than the packet count.
+
+Each retransmission is classified when it is seen, from what the capture showed up to then,
+as the sender itself had to decide (DOMAIN.md section 4):
+
+- *ACK-clocked or timer*: an ACK-clocked resend follows an ACK by the capture point's local
+  turnaround (about 0 near the sender, about one RTT near the receiver; taken from the
+  handshake); a resend that comes later than that by more than half an SRTT was sent by a timer.
+- ACK-clocked with duplicate ACKs or SACK blocks above it, outside an episode: *fast*
+  retransmit when DupThresh (3) dupACKs or RFC 6675 IsLost say so, else *early*.
+- Inside an episode (until snd_una passes the recovery point): *recovery*, unless a timer resent
+  the head of the window again: *rto*, which starts a new (timeout) episode.
+- A timer outside an episode: *tlp* when it resends the highest outstanding segment and is not
+  the second timer firing on the same data (RFC 8985 section 7.3), else *rto*.
+- Nothing to go on (no ACK seen, no RTT yet): *ambiguous*.
+
+A resend is later marked spurious (DOMAIN.md section 4) by a D-SACK for its bytes (RFC 2883),
+by an ACK covering it that echoes an older TSval (Eifel, RFC 3522), or when the ACK that first
+covers it was caused by an earlier resend: that ACK also first covered an earlier-sent resend
+below it, while the receiver had never reported these bytes missing (no ACK stopped inside them
+and no SACK left them as a hole after they were first sent).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcpsack_analyze.loss.records import (
+    AMBIGUOUS,
+    DOWNSTREAM,
+    EARLY,
+    FAST,
+    RECOVERY,
+    RTO,
+    SPURIOUS_ACKED,
+    SPURIOUS_DSACK,
+    SPURIOUS_EARLY_ACK,
+    SPURIOUS_EIFEL,
+    TLP,
+    UPSTREAM,
+    Fill,
+    LossIncident,
+    LostTransmission,
+    RecoveryEpisode,
+    Retransmission,
+)
+from tcpsack_analyze.rangeset import RangeSet
+
+# placement of a data segment in the sequence space (set by the connection)
+NEW, REXMIT, FILL, GAP = 0, 1, 2, 3
+DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
+THIN_PACKETS = 4  # DOMAIN.md section 6
+MIN_TIMER_GAP_NS = 5_000_000  # a timer is told apart from ACK clocking by at least 5 ms
+_MASK32 = 0xFFFFFFFF
+
+
+@dataclass
+class RowView:
+    """One batch of one connection, a row per packet, as the tracker reads it."""
+
+    d_of: np.ndarray  # direction of each packet (0 a->b, 1 b->a)
+    ts: np.ndarray
+    index: np.ndarray  # record numbers
+    tsval: np.ndarray  # -1 without timestamps
+    tsecr: np.ndarray
+    start: np.ndarray  # payload [start, end) in its direction's sequence space
+    end: np.ndarray
+    code: np.ndarray  # NEW/REXMIT/FILL/GAP for data rows, -1 otherwise
+    ack: np.ndarray  # unwrapped ACK number in the peer's space, -1 without ACK
+    dup: np.ndarray  # a duplicate ACK (connection's definition, DOMAIN.md section 3)
+    dsack: np.ndarray  # first SACK block is a D-SACK
+    nsack: np.ndarray
+    sack: np.ndarray  # (n, 4, 2) unwrapped SACK edges (valid for the first nsack blocks)
+
+
+@dataclass
+class Timing:
+    """What the capture tells of this direction's round trip, as known when a batch begins."""
+
+    srtt_ns: float | None = None  # RFC 6298 smoothed RTT of data/ACK pairs at the capture point
+    rttvar_ns: float | None = None
+    min_local_ns: int | None = None  # smallest data/ACK RTT at the capture point
+    turnaround_ns: int | None = None  # capture point -> sender -> capture point (handshake)
+
+    @property
+    def srtt_full_ns(self) -> float | None:
+        """The sender's RTT: the local data/ACK RTT plus the sender-side turnaround."""
+        if self.srtt_ns is None:
+            return None
+        return self.srtt_ns + (self.turnaround_ns or 0)
+
+    @property
+    def rto_ns(self) -> int | None:
+        """RFC 6298 section 2 RTO, without the 1 s floor (Linux uses 200 ms): an estimate."""
+        if self.srtt_ns is None or self.rttvar_ns is None:
+            return None
+        return int(self.srtt_ns + max(1_000_000.0, 4 * self.rttvar_ns) + (self.turnaround_ns or 0))
+
+    _queue_t: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    _queue_v: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+
+    def add(self, times: np.ndarray, samples: np.ndarray) -> None:
+        """Queue RTT samples taken at ``times``; :meth:`catch_up` applies them in time order."""
+        self._queue_t = np.concatenate([self._queue_t, times])
+        self._queue_v = np.concatenate([self._queue_v, samples])
+
+    def catch_up(self, t: int | None = None) -> None:
+        """Apply the queued samples taken before ``t`` (all of them when ``t`` is None)."""
+        if self._queue_t.size == 0:
+            return
+        k = self._queue_t.size if t is None else int(np.searchsorted(self._queue_t, t, side="left"))
+        if k:
+            self._update(self._queue_v[:k])
+            self._queue_t = self._queue_t[k:]
+            self._queue_v = self._queue_v[k:]
+
+    def _update(self, samples: np.ndarray) -> None:
+        """RFC 6298 section 2.2/2.3 over new samples (the last 64 suffice: older ones weigh <0.02%)."""
+        m = int(samples.min())
+        self.min_local_ns = m if self.min_local_ns is None else min(self.min_local_ns, m)
+        srtt, var = self.srtt_ns, self.rttvar_ns
+        for r in samples[-64:].tolist():
+            if srtt is None or var is None:
+                srtt, var = float(r), r / 2.0
+            else:
+                var = 0.75 * var + 0.25 * abs(srtt - r)
+                srtt = 0.875 * srtt + 0.125 * r
+        self.srtt_ns, self.rttvar_ns = srtt, var
+
+
+@dataclass
+class _Seg:
+    """The transmissions of one original segment (or of bytes first seen filling a hole)."""
+
+    start: int
+    end: int
+    tx_ns: list[int]
+    tx_index: list[int | None]
+    tx_tsval: list[int]
+    tx_pos: list[int]  # position among the direction's data transmissions (-1 unknown)
+    tx_rexmit: list[Retransmission | None]  # the resend record of each transmission
+    upstream: bool = False  # first seen filling a hole: the original never passed here
+    opened_ns: int | None = None  # upstream: when the hole became visible
+    rexmits: list[Retransmission] = field(default_factory=list)
+    covered_ns: int | None = None
+    reported_missing: bool = False  # an ACK stopped inside it or SACK left it a hole
+
+
+@dataclass
+class LossResult:
+    """Everything the tracker found in one direction."""
+
+    name: str  # "a2b" or "b2a"
+    retransmissions: list[Retransmission]
+    fills: list[Fill]
+    episodes: list[RecoveryEpisode]
+    incidents: list[LossIncident]
+    lost: list[LostTransmission]
+    transmissions: int  # data segment transmissions seen (originals and resends)
+    lost_flags: np.ndarray  # per data transmission in send order: did it not arrive
+    tx_times: np.ndarray  # send time of each data transmission
+    thin_ns: int  # time with 1..THIN_PACKETS packets in flight
+    busy_ns: int  # time with any packet in flight
+    network_duplicates: int
+    reorderings: int
+
+
+class LossTracker:
+    """Loss forensics of the data one side sends (``d``), seen with the other side's ACKs."""
+
+    def __init__(self, d: int, thin_packets: int = THIN_PACKETS) -> None:
+        self.d = d
+        self.name = "a2b" if d == 0 else "b2a"
+        self.thin_packets = thin_packets
+        self.timing = Timing()
+        self.mss = 0
+        self.seq_anchor = 0  # raw sequence number of relative 0
+        # first transmissions not yet acknowledged (sorted by start: new data goes out in order)
+        self._o_start = np.empty(0, np.int64)
+        self._o_end = np.empty(0, np.int64)
+        self._o_ts = np.empty(0, np.int64)
+        self._o_index = np.empty(0, np.int64)
+        self._o_tsval = np.empty(0, np.int64)
+        self._o_pos = np.empty(0, np.int64)
+        self._prune_mark: int | None = None
+        self._o_dropped = 0  # entries pruned from the front
+        self._o_total = 0  # first transmissions ever stored
+        # what the sender knows
+        self.snd_una: int | None = None
+        self.snd_max = 0  # highest payload byte + 1
+        self.dup_run = 0
+        self.last_ack_ns: int | None = None
+        self.last_send_ns: int | None = None
+        self.sacked = RangeSet()
+        self.holes: dict[int, tuple[int, int, int]] = {}  # gap start -> (end, opened ns, TSval above)
+        # findings
+        self.segs: dict[int, _Seg] = {}
+        self.retransmissions: list[Retransmission] = []
+        self.fills: list[Fill] = []
+        self.episodes: list[RecoveryEpisode] = []
+        self.episode: RecoveryEpisode | None = None
+        self._pending: list[tuple[Retransmission, list[_Seg]]] = []  # resends not yet covered
+        self._open: list[_Seg] = []  # resent segments not yet covered by an ACK
+        self._rto_run = 0  # timer resends of the head without progress
+        self._tlp_armed = True  # one probe per flight (RFC 8985 section 7.3)
+        self.network_duplicates = 0
+        self.reorderings = 0
+        self.tx_count = 0
+        self._tx_time_parts: list[np.ndarray] = []
+        self.thin_ns = 0
+        self.busy_ns = 0
+        self._flight_last: tuple[int, int] | None = None  # (time, packets in flight) after the last row
+
+    # ------------------------------------------------------------------ feed
+    def feed(self, v: RowView) -> None:
+        """Account one batch of the connection (rows in file order)."""
+        d = self.d
+        mine = v.d_of == d
+        data = mine & (v.code >= 0)
+        acks = ~mine & (v.ack >= 0)
+        if not (data.any() or acks.any()):
+            return
+        first_tx = data & ((v.code == NEW) | (v.code == GAP))
+        pos_of_row = np.full(v.ts.size, -1, np.int64)
+        tx_rows = np.nonzero(data)[0]
+        pos_of_row[tx_rows] = self.tx_count + np.arange(tx_rows.size)
+        self.tx_count += int(tx_rows.size)
+        self._tx_time_parts.append(v.ts[tx_rows])
+        self._store_first(v, first_tx, pos_of_row)
+        flight = self._account_flight(v, first_tx, acks)
+        busy = self.episode is not None or bool(self._pending) or bool(self._open)
+        loud = (data & (v.code != NEW)) | (acks & (v.dup | (v.nsack > 0)))
+        k = 0 if busy else (int(np.argmax(loud)) if loud.any() else v.ts.size)
+        if k > 0:
+            self._quiet(v, data[:k], acks[:k])
+        if k < v.ts.size:
+            self._loud(v, k, data, acks, pos_of_row, flight)
+        self.timing.catch_up()
+        self._prune()
+
+    def _store_first(self, v: RowView, first_tx: np.ndarray, pos_of_row: np.ndarray) -> None:
+        if not first_tx.any():
+            return
+        self._o_pos = np.concatenate([self._o_pos, pos_of_row[first_tx]])
+        self._o_start = np.concatenate([self._o_start, v.start[first_tx]])
+        self._o_end = np.concatenate([self._o_end, v.end[first_tx]])
+        self._o_ts = np.concatenate([self._o_ts, v.ts[first_tx]])
+        self._o_index = np.concatenate([self._o_index, v.index[first_tx]])
+        self._o_tsval = np.concatenate([self._o_tsval, v.tsval[first_tx]])
+        self._o_total += int(first_tx.sum())
+
+    def _prune(self) -> None:
+        """Forget first transmissions acknowledged before this batch (their resends are rare)."""
+        if self.snd_una is None or self._o_end.size == 0:
+            return
+        keep_from = 0 if self._prune_mark is None else int(np.searchsorted(self._o_end, self._prune_mark, side="right"))
+        if keep_from:
+            self._o_pos = self._o_pos[keep_from:]
+            self._o_start = self._o_start[keep_from:]
+            self._o_end = self._o_end[keep_from:]
+            self._o_ts = self._o_ts[keep_from:]
+            self._o_index = self._o_index[keep_from:]
+            self._o_tsval = self._o_tsval[keep_from:]
+            self._o_dropped += keep_from
+        self._prune_mark = self.snd_una
+
+    def _account_flight(self, v: RowView, first_tx: np.ndarray, acks: np.ndarray) -> np.ndarray:
+        """Time with packets in flight, and with at most ``thin_packets`` of them (DOMAIN.md 6).
+
+        Packets in flight after each row: first transmissions sent so far minus those whose
+        end the cumulative ACK has passed (resends are not counted again).
+        """
+        n = v.ts.size
+        una0 = self.snd_una if self.snd_una is not None else -1
+        una = np.maximum.accumulate(np.where(acks, v.ack, una0))
+        sent = self._o_total - int(first_tx.sum()) + np.cumsum(first_tx)
+        acked = self._o_dropped + np.searchsorted(self._o_end, una, side="right")
+        flight = np.maximum(sent - acked, 0)
+        t = v.ts
+        prev_t = np.empty(n, np.int64)
+        prev_f = np.empty(n, np.int64)
+        if self._flight_last is None:
+            prev_t[0], prev_f[0] = t[0], 0
+        else:
+            prev_t[0], prev_f[0] = self._flight_last
+        prev_t[1:] = t[:-1]
+        prev_f[1:] = flight[:-1]
+        dt = t - prev_t
+        self.busy_ns += int(dt[prev_f > 0].sum())
+        self.thin_ns += int(dt[(prev_f > 0) & (prev_f <= self.thin_packets)].sum())
+        self._flight_last = (int(t[-1]), int(flight[-1]))
+        return flight
+
+    def _quiet(self, v: RowView, data: np.ndarray, acks: np.ndarray) -> None:
+        """Rows with nothing to judge: move the scalars."""
+        if data.any():
+            self.snd_max = max(self.snd_max, int(v.end[: data.size][data].max()))
+            self.last_send_ns = int(v.ts[: data.size][data][-1])
+            self._tlp_armed = True
+        if acks.any():
+            a = int(v.ack[: acks.size][acks].max())
+            if self.snd_una is None or a > self.snd_una:
+                self._advance(a, int(v.ts[: acks.size][acks][-1]), -1)
+            self.last_ack_ns = int(v.ts[: acks.size][acks][-1])
+
+    # ----------------------------------------------------------- slow path
+    def _loud(self, v: RowView, k: int, data: np.ndarray, acks: np.ndarray, pos_of_row: np.ndarray, flight: np.ndarray) -> None:
+        rows = range(k, v.ts.size)
+        ts = v.ts.tolist()
+        idx = v.index.tolist()
+        tsval = v.tsval.tolist()
+        tsecr = v.tsecr.tolist()
+        start = v.start.tolist()
+        end = v.end.tolist()
+        code = v.code.tolist()
+        ack = v.ack.tolist()
+        dup = v.dup.tolist()
+        dsack = v.dsack.tolist()
+        nsack = v.nsack.tolist()
+        is_data = data.tolist()
+        is_ack = acks.tolist()
+        pos = pos_of_row.tolist()
+        inflight = flight.tolist()
+        for i in rows:
+            if is_data[i]:
+                c = code[i]
+                t = ts[i]
+                if c == REXMIT:
+                    self.timing.catch_up(t)
+                    self._on_rexmit(start[i], end[i], t, idx[i], tsval[i], pos[i], inflight[i])
+                elif c == FILL:
+                    self.timing.catch_up(t)
+                    self._on_fill(start[i], end[i], t, idx[i], tsval[i], pos[i])
+                else:
+                    if c == GAP and start[i] > self.snd_max:
+                        self.holes[self.snd_max] = (start[i], t, tsval[i])
+                    self._tlp_armed = True
+                if end[i] > self.snd_max:
+                    self.snd_max = end[i]
+                self.last_send_ns = t
+            elif is_ack[i]:
+                blocks = [tuple(b) for b in v.sack[i, : nsack[i]].tolist()] if nsack[i] else []
+                self._on_ack(ack[i], ts[i], dup[i], dsack[i], blocks, tsecr[i])
+
+    def _advance(self, a: int, t: int, tsecr: int) -> None:
+        self.snd_una = a
+        self.dup_run = 0
+        self._rto_run = 0
+        self._tlp_armed = True
+        self.sacked.remove_below(a)
+        if self._pending:
+            covered = [p for p in self._pending if p[0].end <= a]
+            if covered:
+                self._pending = [p for p in self._pending if p[0].end > a]
+                self._covered(covered, t, tsecr)
+        if self._open:
+            for sg in self._open:
+                if sg.end <= a:
+                    sg.covered_ns = t
+            self._open = [sg for sg in self._open if sg.end > a]
+        ep = self.episode
+        if ep is not None and a >= ep.recovery_point:
+            ep.end_ns = t
+            ep.ended = "full_ack"
+            self.episode = None
+
+    def _covered(self, covered: list[tuple[Retransmission, list[_Seg]]], t: int, tsecr: int) -> None:
+        """Resends whose end the ACK at ``t`` covered for the first time (in send order)."""
+        for j, (r, segs) in enumerate(covered):
+            r.covered_ns = t
+            if r.spurious is not None:
+                continue
+            if tsecr >= 0 and r.tsval >= 0 and tsecr < r.tsval:
+                self._spurious(r, SPURIOUS_EIFEL)
+                continue
+            missing = any(sg.reported_missing for sg in segs)
+            if not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j]):
+                self._spurious(r, SPURIOUS_EARLY_ACK)
+
+    def _spurious(self, r: Retransmission, why: str) -> None:
+        r.spurious = why
+        for ep in self.episodes:
+            if ep.id == r.episode:
+                ep.spurious += 1
+                break
+
+    def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list, tsecr: int) -> None:
+        una = self.snd_una
+        if una is None or a > una:
+            self._advance(a, t, tsecr)
+        elif dup:
+            self.dup_run += 1
+        una = self.snd_una
+        assert una is not None
+        # an ACK stopping inside a resent segment reports it missing
+        for sg in self._open:
+            if sg.start <= a < sg.end:
+                sg.reported_missing = True
+        if blocks:
+            if self.episode is not None:
+                self.episode.sack_in_use = True
+            first = 0
+            if dsack:
+                self._on_dsack(blocks[0][0], blocks[0][1], t)
+                first = 1
+            for lo, hi in blocks[first:]:
+                if hi > una:
+                    self.sacked.add(max(lo, una), hi)
+            # holes below the highest SACK are reported missing
+            top = self.sacked.high
+            if top is not None:
+                for sg in self._open:
+                    if not sg.reported_missing and una <= sg.start < top and self.sacked.overlap(sg.start, sg.end) < sg.end - sg.start:
+                        sg.reported_missing = True
+        self.last_ack_ns = t
+
+    def _on_dsack(self, lo: int, hi: int, t: int) -> None:
+        """A D-SACK: the latest resend of these bytes arrived twice (RFC 2883 section 4)."""
+        cands = [r for r in reversed(self.retransmissions[-512:]) if r.start < hi and lo < r.end and r.time_ns <= t]
+        if cands and cands[0].spurious is None:
+            self._spurious(cands[0], SPURIOUS_DSACK)
+
+    # ------------------------------------------------------------ segments
+    def _segs_of(self, s: int, e: int) -> list[_Seg]:
+        """The segments a resend of ``[s, e)`` covers, created from the first transmissions."""
+        out = []
+        i = max(int(np.searchsorted(self._o_start, s, side="right")) - 1, 0)
+        while i < self._o_start.size and self._o_start[i] < e:
+            a, b = int(self._o_start[i]), int(self._o_end[i])
+            if b > s:
+                seg = self.segs.get(a)
+                if seg is None:
+                    seg = _Seg(a, b, [int(self._o_ts[i])], [int(self._o_index[i])], [int(self._o_tsval[i])], [int(self._o_pos[i])], [None])
+                    self.segs[a] = seg
+                out.append(seg)
+            i += 1
+        if not out:  # first seen filling a hole, or first sent before the capture or the store
+            out = [sg for sg in self.segs.values() if sg.start <= s < sg.end][:1]
+            if not out:
+                seg = _Seg(s, e, [], [], [], [], [])
+                self.segs[s] = seg
+                out = [seg]
+        return out
+
+    def _on_fill(self, s: int, e: int, t: int, index: int, tsval: int, pos: int) -> None:
+        """Bytes below snd_max seen for the first time: reordering or a loss upstream."""
+        key = max((k for k in self.holes if k <= s), default=None)
+        opened_ns, above_tsval = t, -1
+        if key is not None:
+            hole_end, opened_ns, above_tsval = self.holes[key]
+            if e >= hole_end and s <= key:
+                del self.holes[key]
+            elif s <= key:
+                self.holes[e] = (hole_end, opened_ns, above_tsval)
+                del self.holes[key]
+            elif e >= hole_end:
+                self.holes[key] = (s, opened_ns, above_tsval)
+        late = t - opened_ns
+        srtt = self.timing.srtt_full_ns
+        if tsval >= 0 and above_tsval >= 0 and tsval != above_tsval:
+            cause = "retransmission" if tsval > above_tsval else "reordering"
+            why = f"TSval {tsval} {'after' if tsval > above_tsval else 'before'} {above_tsval} of the data above the hole"
+        elif srtt is not None:
+            cause = "retransmission" if late > srtt / 2 else "reordering"
+            why = f"filled {late / 1e6:.1f} ms after the hole opened (SRTT {srtt / 1e6:.1f} ms)"
+        else:
+            cause, why = AMBIGUOUS, "no timestamps and no RTT estimate"
+        self.fills.append(Fill(-1, self.name, index, t, self._seq32(s), s, e, opened_ns, cause, why))
+        if cause == "reordering":
+            self.reorderings += 1
+            return
+        seg = _Seg(s, e, [t], [index], [tsval], [pos], [None], upstream=True, opened_ns=opened_ns)
+        self.segs[s] = seg
+        self._open.append(seg)
+
+    def _seq32(self, rel: int) -> int:
+        return (self.seq_anchor + rel) & _MASK32
+
+    def _on_rexmit(self, s: int, e: int, t: int, index: int, tsval: int, pos: int, flight: int) -> None:
+        segs = self._segs_of(s, e)
+        prev_ns = max((sg.tx_ns[-1] for sg in segs if sg.tx_ns), default=None)
+        prev_tsval = max((sg.tx_tsval[-1] for sg in segs if sg.tx_tsval), default=-1)
+        # a network duplicate: the same bytes with the same TSval, moments apart
+        if tsval >= 0 and tsval == prev_tsval and prev_ns is not None and t - prev_ns < max(1_000_000, (self.timing.min_local_ns or 0) // 2):
+            self.network_duplicates += 1
+            return
+        nth = max(len(sg.tx_ns) for sg in segs)
+        una = self.snd_una if self.snd_una is not None else 0
+        since_ack = None if self.last_ack_ns is None else t - self.last_ack_ns
+        last = max(x for x in (self.last_ack_ns, self.last_send_ns, prev_ns) if x is not None) if (self.last_ack_ns or self.last_send_ns or prev_ns) else t
+        silence = t - last
+        sacked_bytes = self.sacked.overlap(s, 1 << 62)
+        mss = self.mss or max(e - s, 1)
+        sacked_segs = math.ceil(sacked_bytes / mss)
+        is_lost = sacked_bytes > (DUP_THRESH - 1) * mss or len(self.sacked.intersecting(s, 1 << 62)) >= DUP_THRESH
+        highest = e >= self.snd_max
+        head = s <= una
+        trigger, evidence, timer = self._classify(s, e, segs, since_ack, sacked_segs, is_lost, highest, head, flight)
+        ep = self.episode
+        if trigger == RTO:
+            self._rto_run += 1
+            if ep is not None:
+                ep.end_ns, ep.ended = t, "rto"
+            ep = None
+        elif trigger == TLP:
+            self._tlp_armed = False
+        if ep is None and trigger in (FAST, EARLY, RTO):
+            ep = RecoveryEpisode(-1, self.name, len(self.episodes), trigger, t, index, self.snd_max)
+            self.episodes.append(ep)
+            self.episode = ep
+        r = Retransmission(
+            conn=-1,
+            direction=self.name,
+            index=index,
+            time_ns=t,
+            seq=self._seq32(s),
+            start=s,
+            end=e,
+            nth=nth,
+            trigger=trigger,
+            episode=None if ep is None else ep.id,
+            rtd_ns=None if prev_ns is None else t - prev_ns,
+            dupacks=self.dup_run,
+            sacked_segments=sacked_segs,
+            silence_ns=silence,
+            since_ack_ns=since_ack,
+            flight_segments=flight,
+            backoff=self._rto_run - 1 if trigger == RTO else 0,
+            rto_estimate_ns=self.timing.rto_ns,
+            srtt_ns=None if self.timing.srtt_full_ns is None else int(self.timing.srtt_full_ns),
+            highest=highest,
+            thin=flight <= self.thin_packets,
+            tsval=tsval,
+            episode_trigger=None if ep is None else ep.trigger,
+            evidence=evidence,
+        )
+        if e <= una:
+            r.spurious = SPURIOUS_ACKED
+        if ep is not None:
+            ep.retransmissions += 1
+            ep.holes += sum(1 for sg in segs if not any(x.episode == ep.id for x in sg.rexmits))
+            if trigger == RTO:
+                ep.rtos += 1
+        for sg in segs:
+            if not sg.rexmits and not sg.upstream:
+                self._open.append(sg)
+            sg.tx_ns.append(t)
+            sg.tx_index.append(index)
+            sg.tx_tsval.append(tsval)
+            sg.tx_pos.append(pos)
+            sg.tx_rexmit.append(r)
+            sg.rexmits.append(r)
+        self.retransmissions.append(r)
+        if r.spurious is None:
+            self._pending.append((r, segs))
+
+    def _classify(
+        self, s: int, e: int, segs: list[_Seg], since_ack: int | None, sacked_segs: int, is_lost: bool, highest: bool, head: bool, flight: int
+    ) -> tuple[str, str, bool]:
+        """The trigger of a resend, with its evidence (module docstring)."""
+        tm = self.timing
+        srtt = tm.srtt_full_ns
+        if since_ack is None or srtt is None:
+            return AMBIGUOUS, "no ACK or no RTT sample yet: cannot tell a timer from ACK clocking", False
+        lag = since_ack - (tm.turnaround_ns or 0)
+        timer = lag > max(srtt / 2, MIN_TIMER_GAP_NS)
+        clock = f"{since_ack / 1e6:.1f} ms after the last ACK (turnaround {(tm.turnaround_ns or 0) / 1e6:.1f} ms, SRTT {srtt / 1e6:.1f} ms)"
+        dup = f"{self.dup_run} dupACKs, {sacked_segs} segments SACKed above"
+        if self.episode is not None:
+            again = any(r.episode == self.episode.id for sg in segs for r in sg.rexmits)
+            if timer and head and (again or self.episode.trigger == RTO or lag > (tm.rto_ns or 0)):
+                return RTO, f"timer: head resent {clock}", True
+            return RECOVERY, f"in episode {self.episode.id} ({self.episode.trigger}); {dup}", timer
+        if not timer and (self.dup_run or sacked_segs):
+            if self.dup_run >= DUP_THRESH or is_lost:
+                return FAST, f"{dup}; {clock}", False
+            return EARLY, f"{dup} (< {DUP_THRESH}); {clock}", False
+        if timer:
+            if highest and self._tlp_armed and self._rto_run == 0 and (not head or flight <= 1):
+                return TLP, f"timer: highest segment resent {clock}", True
+            return RTO, f"timer: {'head' if head else 'segment'} resent {clock}", True
+        return AMBIGUOUS, f"ACK-clocked but {dup}, outside any episode; {clock}", False
+
+    # -------------------------------------------------------------- finish
+    def finish(self, end_ns: int | None) -> LossResult:
+        """Close what is open and derive incidents and lost transmissions (DOMAIN.md s. 5, 7)."""
+        if self.episode is not None:
+            self.episode.ended = "end_of_capture"
+            self.episode = None
+        incidents: list[LossIncident] = []
+        lost: list[LostTransmission] = []
+        lost_pos: list[int] = []
+        for seg in sorted(self.segs.values(), key=lambda x: x.start):
+            if not seg.rexmits and not seg.upstream:
+                continue
+            # transmission i did not arrive when resend i+1 was needed (not spurious)
+            lost_tx = [-1] if seg.upstream else []  # upstream: the unseen original
+            for i in range(len(seg.tx_ns) - 1):
+                nxt = seg.tx_rexmit[i + 1]
+                if nxt is not None and nxt.spurious is None:
+                    lost_tx.append(i)
+            for i in lost_tx:
+                if i < 0:
+                    opened = seg.opened_ns if seg.opened_ns is not None else seg.tx_ns[0]
+                    lost.append(LostTransmission(-1, self.name, None, opened, self._seq32(seg.start), seg.start, seg.end, True, UPSTREAM))
+                    continue
+                lost.append(
+                    LostTransmission(-1, self.name, seg.tx_index[i], seg.tx_ns[i], self._seq32(seg.start), seg.start, seg.end, i == 0, DOWNSTREAM)
+                )
+                if seg.tx_pos[i] >= 0:
+                    lost_pos.append(seg.tx_pos[i])
+            first_ns = seg.opened_ns if seg.opened_ns is not None else seg.tx_ns[0]
+            incidents.append(
+                LossIncident(
+                    conn=-1,
+                    direction=self.name,
+                    start=seg.start,
+                    end=seg.end,
+                    seq=self._seq32(seg.start),
+                    first_index=None if seg.upstream else (seg.tx_index[0] if seg.tx_index else None),
+                    first_ns=first_ns,
+                    retransmissions=len(seg.rexmits) + (1 if seg.upstream else 0),
+                    last_rexmit_ns=seg.tx_ns[-1],
+                    covered_ns=seg.covered_ns,
+                    where=UPSTREAM if seg.upstream else DOWNSTREAM,
+                    lost=bool(lost_tx),
+                    lost_transmissions=len(lost_tx),
+                    triggers=[r.trigger for r in seg.rexmits],
+                    thin=any(r.thin for r in seg.rexmits),
+                )
+            )
+        times = np.concatenate(self._tx_time_parts) if self._tx_time_parts else np.empty(0, np.int64)
+        flags = np.zeros(times.size, dtype=bool)
+        if lost_pos:
+            flags[np.asarray(lost_pos, dtype=np.int64)] = True
+        return LossResult(
+            self.name,
+            self.retransmissions, self.fills, self.episodes, incidents, lost, self.tx_count, flags, times,
+            self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings,
+        )
