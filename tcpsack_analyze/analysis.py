@@ -14,6 +14,7 @@ import pandas as pd
 
 from tcpsack_analyze.connection import Connection
 from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S, FlowTable
+from tcpsack_analyze.loss.summary import combine
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
 from tcpsack_analyze.report.model import CaptureReport, capture_info, connection_report, format_addr
@@ -88,9 +89,15 @@ def analyze(
     renumber = {c.id: i for i, c in enumerate(live)}  # type: ignore[attr-defined]
     for c in live:
         c.id = renumber[c.id]  # type: ignore[attr-defined]
-    loss = {(c.id, r.name): r for c in live for r in c.loss_results()}  # type: ignore[attr-defined]
-    conns = [connection_report(c) for c in live]
-    report = CaptureReport(capture=capture_info(status, tcp_packets), connections=conns)
+    per_conn = {c.id: tuple(c.loss_results()) for c in live}  # type: ignore[attr-defined]
+    loss = {(cid, r.name): r for cid, pair in per_conn.items() for r in pair}
+    conns = [connection_report(c, per_conn[c.id]) for c in live]  # type: ignore[attr-defined, arg-type]
+    totals = combine(
+        list(loss.values()),
+        [c.a2b.duplicate_acks + c.b2a.duplicate_acks for c in conns],
+        sum(1 for c in conns for d in (c.a2b, c.b2a) if d.data_packets),
+    )
+    report = CaptureReport(capture=capture_info(status, tcp_packets), connections=conns, loss=totals)
     table_df = None
     if packets:
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})

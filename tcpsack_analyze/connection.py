@@ -193,7 +193,7 @@ class Connection:
         """Close both loss trackers (end of capture) and stamp their records with this id."""
         out = []
         for tracker in self.loss:
-            res = tracker.finish(self.last_ts_ns)
+            res = tracker.finish()
             for rec in (*res.retransmissions, *res.fills, *res.episodes, *res.incidents, *res.lost):
                 rec.conn = self.id
             out.append(res)

@@ -174,6 +174,7 @@ class LossResult:
     busy_ns: int  # time with any packet in flight
     network_duplicates: int
     reorderings: int
+    srtt_full_ns: float | None  # the sender's smoothed RTT at the end (Timing.srtt_full_ns)
 
 
 class LossTracker:
@@ -593,8 +594,9 @@ class LossTracker:
         return AMBIGUOUS, f"ACK-clocked but {dup}, outside any episode; {clock}", False
 
     # -------------------------------------------------------------- finish
-    def finish(self, end_ns: int | None) -> LossResult:
+    def finish(self) -> LossResult:
         """Close what is open and derive incidents and lost transmissions (DOMAIN.md s. 5, 7)."""
+        self.timing.catch_up()
         if self.episode is not None:
             self.episode.ended = "end_of_capture"
             self.episode = None
@@ -647,5 +649,5 @@ class LossTracker:
         return LossResult(
             self.name,
             self.retransmissions, self.fills, self.episodes, incidents, lost, self.tx_count, flags, times,
-            self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings,
+            self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings, self.timing.srtt_full_ns,
         )

@@ -15,10 +15,12 @@ import numpy as np
 
 from tcpsack_analyze import vantage
 from tcpsack_analyze.connection import Connection, Direction
+from tcpsack_analyze.loss.summary import LossSummary, LossTotals, summarize
+from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import ReadStatus
 from tcpsack_analyze.stats import Summary
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: loss sections (DirectionReport.loss, CaptureReport.loss)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class DirectionReport:
     snd_max: int
     isn_seen: bool
     vantage: str
+    loss: LossSummary  # retransmissions, triggers, episodes, delays, loss pattern
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ class CaptureReport:
 
     capture: CaptureInfo
     connections: list[ConnectionReport]
+    loss: LossTotals  # pooled over all connections
     schema_version: int = SCHEMA_VERSION
 
 
@@ -146,8 +150,10 @@ def _secs(ns: int | None) -> float | None:
     return None if ns is None else ns / 1e9
 
 
-def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.Vantage) -> DirectionReport:
+def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.Vantage, loss: LossResult) -> DirectionReport:
     st: Direction = conn.dirs[d]
+    peer: Direction = conn.dirs[1 - d]
+    throughput = st.unique_bytes / duration_s if duration_s > 0 else None
     scale_used = conn.window_scale_in_use()
     rtt = Summary.of(_cat(st.rtt_samples), 1e-6)
     win_min, win_max, win_mean = conn.window_stats(d)
@@ -190,7 +196,7 @@ def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.
         oversize_segments=st.oversize_segments,
         rtt_ms=rtt,
         rtt_ts_ms=Summary.of(_cat(st.ts_rtt_samples), 1e-6),
-        throughput_Bps=st.unique_bytes / duration_s if duration_s > 0 else None,
+        throughput_Bps=throughput,
         first_packet=_secs(st.first_ns),
         last_packet=_secs(st.last_ns),
         idle_max_ms=st.idle_max_ns / 1e6,
@@ -198,10 +204,11 @@ def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.
         snd_max=st.snd_max,
         isn_seen=st.syn_seen,
         vantage=view.for_direction(d),
+        loss=summarize(loss, throughput_Bps=throughput, mss=peer.mss or st.max_seg or None, data_packets=st.data_packets, peer_acks=peer.ack_packets),
     )
 
 
-def connection_report(conn: Connection) -> ConnectionReport:
+def connection_report(conn: Connection, loss: tuple[LossResult, LossResult]) -> ConnectionReport:
     assert conn.first_ns is not None and conn.last_ts_ns is not None
     a, b = conn.dirs
     first = min(x for x in (a.first_ns, b.first_ns) if x is not None)
@@ -231,8 +238,8 @@ def connection_report(conn: Connection) -> ConnectionReport:
         total_packets=conn.packets,
         vlan_tagged_packets=conn.vlan_tagged,
         vantage=view,
-        a2b=direction_report(conn, 0, duration, view),
-        b2a=direction_report(conn, 1, duration, view),
+        a2b=direction_report(conn, 0, duration, view, loss[0]),
+        b2a=direction_report(conn, 1, duration, view, loss[1]),
     )
 
 
