@@ -27,7 +27,8 @@ TRIGGERS = (FAST, EARLY, RECOVERY, RTO, TLP, AMBIGUOUS)
 # Why a retransmission was unnecessary
 SPURIOUS_DSACK = "dsack"  # the receiver reported the bytes twice (RFC 2883)
 SPURIOUS_EIFEL = "eifel"  # the covering ACK echoed an older transmission's TSval (RFC 3522)
-SPURIOUS_EARLY_ACK = "early_ack"  # covered sooner than the minimum RTT after the resend
+SPURIOUS_EARLY_ACK = "early_ack"  # covered before its own ACK could come: sooner than the
+# minimum RTT after the resend, or by the ACK that an earlier resend below it caused
 SPURIOUS_ACKED = "already_acked"  # the bytes were acknowledged before the resend was seen
 
 # Where a loss happened relative to the capture point (DOMAIN.md section 7)
@@ -108,7 +109,7 @@ class RecoveryEpisode:
     start_index: int
     recovery_point: int  # snd_max when it began (relative)
     end_ns: int | None = None
-    ended: str = "end_of_capture"  # "full_ack", "rto", "end_of_capture"
+    ended: str = "end_of_capture"  # "full_ack", "rto", "undone" (its first resend was spurious), "end_of_capture"
     retransmissions: int = 0
     holes: int = 0  # distinct byte ranges repaired
     rtos: int = 0

@@ -62,6 +62,7 @@ NEW, REXMIT, FILL, GAP = 0, 1, 2, 3
 DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
 THIN_PACKETS = 4  # DOMAIN.md section 6
 MIN_TIMER_GAP_NS = 5_000_000  # a timer is told apart from ACK clocking by at least 5 ms
+TOO_SOON = 0.8  # an ACK within 0.8 x the minimum local RTT of a resend was not caused by it
 _MASK32 = 0xFFFFFFFF
 
 
@@ -386,15 +387,20 @@ class LossTracker:
                 self._spurious(r, SPURIOUS_EIFEL)
                 continue
             missing = any(sg.reported_missing for sg in segs)
-            if not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j]):
+            soon = self.timing.min_local_ns is not None and t - r.time_ns < TOO_SOON * self.timing.min_local_ns
+            if soon or (not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j])):
                 self._spurious(r, SPURIOUS_EARLY_ACK)
 
     def _spurious(self, r: Retransmission, why: str) -> None:
+        """Mark a resend unnecessary; an open episode that it began is undone (RFC 3522 s. 2)."""
         r.spurious = why
-        for ep in self.episodes:
-            if ep.id == r.episode:
-                ep.spurious += 1
-                break
+        if r.episode is None:
+            return
+        ep = self.episodes[r.episode]
+        ep.spurious += 1
+        if ep is self.episode and ep.start_index == r.index:
+            ep.end_ns, ep.ended = r.covered_ns, "undone"
+            self.episode = None
 
     def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list, tsecr: int) -> None:
         una = self.snd_una
@@ -511,9 +517,11 @@ class LossTracker:
         ep = self.episode
         if trigger == RTO:
             self._rto_run += 1
-            if ep is not None:
+            if ep is not None and ep.trigger == RTO and self._rto_run > 1:
+                ep.recovery_point = self.snd_max  # backoff: the same timeout episode goes on
+            elif ep is not None:
                 ep.end_ns, ep.ended = t, "rto"
-            ep = None
+                ep = None
         elif trigger == TLP:
             self._tlp_armed = False
         if ep is None and trigger in (FAST, EARLY, RTO):

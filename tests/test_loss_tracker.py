@@ -1,0 +1,248 @@
+"""Loss forensics on hand-built conversations: each test pins one rule of loss/tracker.py."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tcpbuild import Conversation, sack
+from tcpsack_analyze.analysis import analyze
+from tcpsack_analyze.loss.tracker import LossResult
+
+MSS = 1000
+RTT = 0.1
+
+
+def _a2b(path: str, chunk_bytes: int | None = None) -> LossResult:
+    an = analyze(path) if chunk_bytes is None else analyze(path, chunk_bytes=chunk_bytes)
+    assert len(an.connections) == 1
+    return an.loss[(0, "a2b")]
+
+
+def _ts(val: int, ecr: int = 0) -> list:
+    return [("NOP", None), ("NOP", None), ("Timestamp", (val, ecr))]
+
+
+def _flight(conv: Conversation, t: float, first: int, count: int, gap: float = 0.001, lost: tuple[int, ...] = ()) -> list[float]:
+    """Send ``count`` segments from segment number ``first``; the capture sees all of them
+    (sender side); returns their send times."""
+    times = []
+    for k in range(first, first + count):
+        conv.send("a", t, 1 + k * MSS, 1, "A", length=MSS)
+        times.append(t)
+        t += gap
+    return times
+
+
+def _warm_up(conv: Conversation, t: float, n: int = 4) -> float:
+    """n segments acknowledged one by one after an RTT: RTT samples for the estimator."""
+    for k in range(n):
+        conv.send("a", t, 1 + k * MSS, 1, "A", length=MSS)
+        conv.send("b", t + RTT, 1, 1 + (k + 1) * MSS)
+        t += RTT + 0.0001
+    return t
+
+
+def test_fast_retransmit_after_three_dupacks_then_full_ack(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake()
+    t = _warm_up(conv, t)  # segments 0..3 acknowledged
+    sent = _flight(conv, t, 4, 6)  # segments 4..9; 5 is lost downstream
+    conv.send("b", sent[0] + RTT, 1, 1 + 5 * MSS)
+    una = 1 + 5 * MSS
+    for k, seg in enumerate((6, 7, 8)):  # three dupACKs with SACK for 6.., 7.., 8..
+        conv.send("b", sent[seg - 4] + RTT, 1, una, options=sack((1 + 6 * MSS, 1 + (seg + 1) * MSS), isn=1000))
+    t_rx = sent[4] + RTT + 0.0001
+    conv.send("a", t_rx, una, 1, "A", length=MSS)
+    conv.send("b", sent[5] + RTT, 1, una, options=sack((1 + 6 * MSS, 1 + 10 * MSS), isn=1000))
+    conv.send("b", t_rx + RTT, 1, 1 + 10 * MSS)
+    res = _a2b(conv.write(tmp_path / "fast.pcap"))
+    (r,) = res.retransmissions
+    assert r.trigger == "fast" and r.dupacks == 3 and r.sacked_segments == 3
+    assert r.ca_state == "Recovery" and r.spurious is None
+    assert r.rtd_ns == pytest.approx((t_rx - sent[1]) * 1e9, abs=1e3)
+    (ep,) = res.episodes
+    assert ep.trigger == "fast" and ep.ended == "full_ack" and ep.sack_in_use and ep.sack_finished_without_rto
+    assert ep.recovery_point == 1 + 10 * MSS
+    (lost,) = res.lost
+    assert lost.original and lost.start == una and lost.where == "downstream"
+    (inc,) = res.incidents
+    assert inc.latency_rexmit_ns == r.rtd_ns
+    assert inc.latency_ack_ns == pytest.approx((t_rx + RTT - sent[1]) * 1e9, abs=1e3)
+    assert res.lost_flags.sum() == 1 and res.lost_flags[4 + 1]  # transmission order: 4 warm-up, then 4, 5..
+
+
+def test_early_retransmit_with_one_dupack_and_sack(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake()
+    t = _warm_up(conv, t)
+    sent = _flight(conv, t, 4, 3)  # 4, 5, 6; 5 lost
+    una = 1 + 5 * MSS
+    conv.send("b", sent[0] + RTT, 1, una)
+    conv.send("b", sent[2] + RTT, 1, una, options=sack((1 + 6 * MSS, 1 + 7 * MSS), isn=1000))
+    conv.send("a", sent[2] + RTT + 0.002, una, 1, "A", length=MSS)  # RACK: after a short reorder window
+    conv.send("b", sent[2] + 2 * RTT + 0.002, 1, 1 + 7 * MSS)
+    res = _a2b(conv.write(tmp_path / "early.pcap"))
+    (r,) = res.retransmissions
+    assert r.trigger == "early" and r.dupacks == 1 and r.ca_state == "Recovery"
+
+
+def test_timer_resends_tail_probe_then_rto_with_backoff(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake()
+    t = _warm_up(conv, t)
+    sent = _flight(conv, t, 4, 3)  # 4, 5, 6: all lost
+    una = 1 + 4 * MSS
+    t_tlp = sent[-1] + 2 * RTT + 0.01  # the highest segment about 2 SRTT after the last send
+    conv.send("a", t_tlp, 1 + 6 * MSS, 1, "A", length=MSS)
+    t_rto1 = sent[0] + 0.5
+    conv.send("a", t_rto1, una, 1, "A", length=MSS)  # head, by the timer
+    t_rto2 = t_rto1 + 1.0
+    conv.send("a", t_rto2, una, 1, "A", length=MSS)  # head again, doubled
+    conv.send("b", t_rto2 + RTT, 1, 1 + 5 * MSS)
+    res = _a2b(conv.write(tmp_path / "rto.pcap"))
+    tlp, rto1, rto2 = res.retransmissions
+    assert tlp.trigger == "tlp" and tlp.highest and tlp.ca_state == "Open"
+    assert rto1.trigger == "rto" and rto1.backoff == 0 and rto1.ca_state == "Loss"
+    assert rto2.trigger == "rto" and rto2.backoff == 1 and rto2.nth == 2
+    assert rto2.rtd_ns == pytest.approx(2 * (rto1.rtd_ns - 0), rel=0.2)  # 1.0 s after 0.5 s
+    assert rto1.episode == rto2.episode == 0 == res.episodes[0].id
+    ep = res.episodes[0]
+    assert ep.trigger == "rto" and ep.rtos == 2 and ep.ended == "end_of_capture"
+    # segment 4 was lost twice (original and first RTO), the tail probe's original once
+    assert sorted((x.start, x.original) for x in res.lost) == [(una, False), (una, True), (1 + 6 * MSS, True)]
+
+
+def test_dsack_marks_the_resend_spurious_and_its_original_delivered(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake()
+    t = _warm_up(conv, t)
+    sent = _flight(conv, t, 4, 1)  # one segment, delayed in the network
+    una = 1 + 4 * MSS
+    t_rx = sent[0] + 0.5  # timer: the head
+    conv.send("a", t_rx, una, 1, "A", length=MSS)
+    conv.send("b", t_rx + 0.09, 1, una + MSS)  # the original, late; not too soon for the resend's ACK
+    conv.send("b", t_rx + RTT, 1, una + MSS, options=sack((una, una + MSS), isn=1000))  # D-SACK
+    res = _a2b(conv.write(tmp_path / "dsack.pcap"))
+    (r,) = res.retransmissions
+    assert r.spurious == "dsack"
+    assert res.lost == [] and res.lost_flags.sum() == 0
+    assert res.incidents[0].lost is False
+
+
+def test_eifel_timestamp_echo_marks_the_resend_spurious(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake()
+    ts = 100
+    for k in range(4):  # warm-up with timestamps
+        conv.send("a", t, 1 + k * MSS, 1, "A", length=MSS, options=_ts(ts))
+        conv.send("b", t + RTT, 1, 1 + (k + 1) * MSS, options=_ts(9, ts))
+        t += RTT + 0.0001
+        ts += 100
+    una = 1 + 4 * MSS
+    conv.send("a", t, una, 1, "A", length=MSS, options=_ts(ts))
+    conv.send("a", t + 0.5, una, 1, "A", length=MSS, options=_ts(ts + 500))
+    conv.send("b", t + 0.5 + RTT, 1, una + MSS, options=_ts(9, ts))  # echoes the original
+    res = _a2b(conv.write(tmp_path / "eifel.pcap"))
+    (r,) = res.retransmissions
+    assert r.spurious == "eifel"
+    assert res.lost == []
+
+
+def test_ack_sooner_than_the_minimum_rtt_marks_the_resend_spurious(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake()
+    t = _warm_up(conv, t)
+    una = 1 + 4 * MSS
+    conv.send("a", t, una, 1, "A", length=MSS)
+    conv.send("a", t + 0.4, una, 1, "A", length=MSS)
+    conv.send("b", t + 0.41, 1, una + MSS)  # 10 ms after the resend: its own ACK takes 100 ms
+    res = _a2b(conv.write(tmp_path / "soon.pcap"))
+    (r,) = res.retransmissions
+    assert r.spurious == "early_ack"
+
+
+def test_go_back_n_resend_covered_by_an_earlier_resends_ack_is_spurious(tmp_path: Path) -> None:
+    """Without SACK: after a timeout the sender resends 4 and 5; only 4 was lost, so the ACK
+    caused by 4's resend covers 5 too, and 5's resend was unnecessary."""
+    conv = Conversation()
+    t = conv.handshake(sack=False)
+    t = _warm_up(conv, t)
+    _flight(conv, t, 4, 3)  # 4 lost, 5 and 6 delivered
+    una = 1 + 4 * MSS
+    conv.send("b", t + 0.001 + RTT, 1, una)  # dupACKs for 5 and 6
+    conv.send("b", t + 0.002 + RTT, 1, una)
+    t_rto = t + 0.6
+    conv.send("a", t_rto, una, 1, "A", length=MSS)
+    conv.send("a", t_rto + 0.0005, una + MSS, 1, "A", length=MSS)
+    conv.send("b", t_rto + RTT, 1, una + 3 * MSS)  # 4 filled the hole: everything up to 7
+    conv.send("b", t_rto + 0.0005 + RTT, 1, una + 3 * MSS)  # the duplicate 5 draws a dupACK
+    res = _a2b(conv.write(tmp_path / "gbn.pcap"))
+    r4, r5 = res.retransmissions
+    assert r4.trigger == "rto" and r4.spurious is None
+    assert r5.trigger == "recovery" and r5.ca_state == "Loss" and r5.spurious == "early_ack"
+    assert [(x.start, x.original) for x in res.lost] == [(una, True)]
+
+
+def test_receiver_side_hole_filled_later_is_an_upstream_loss(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake(near="b")
+    una = 1
+    conv.send("a", t + 0.01, 1, 1, "A", length=MSS, options=_ts(10))
+    conv.send("b", t + 0.0101, 1, 1 + MSS)
+    conv.send("a", t + 0.02, 1 + 2 * MSS, 1, "A", length=MSS, options=_ts(20))  # 1 lost upstream
+    conv.send("b", t + 0.0201, 1, 1 + MSS, options=sack((1 + 2 * MSS, 1 + 3 * MSS), isn=1000))
+    conv.send("a", t + 0.13, 1 + MSS, 1, "A", length=MSS, options=_ts(130))  # the resend, an RTT later
+    conv.send("b", t + 0.1301, 1, 1 + 3 * MSS)
+    res = _a2b(conv.write(tmp_path / "upstream.pcap"))
+    assert res.retransmissions == []
+    (f,) = res.fills
+    assert f.cause == "retransmission" and f.start == una + MSS
+    (lost,) = res.lost
+    assert lost.where == "upstream" and lost.index is None and lost.time_ns == pytest.approx((t + 0.02) * 1e9, abs=1e3)
+    (inc,) = res.incidents
+    assert inc.where == "upstream" and inc.covered_ns is not None
+
+
+def test_reordering_is_not_a_loss(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake(near="b")
+    conv.send("a", t + 0.01, 1, 1, "A", length=MSS, options=_ts(10))
+    conv.send("a", t + 0.0102, 1 + 2 * MSS, 1, "A", length=MSS, options=_ts(11))
+    conv.send("a", t + 0.0104, 1 + MSS, 1, "A", length=MSS, options=_ts(10))  # sent before the one above
+    conv.send("b", t + 0.0105, 1, 1 + 3 * MSS)
+    res = _a2b(conv.write(tmp_path / "reorder.pcap"))
+    assert res.reorderings == 1 and res.lost == [] and res.fills[0].cause == "reordering"
+
+
+def test_network_duplicate_is_not_a_retransmission(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake()
+    conv.send("a", t + 0.01, 1, 1, "A", length=MSS, options=_ts(10))
+    conv.send("a", t + 0.0101, 1, 1, "A", length=MSS, options=_ts(10))  # same TSval, 0.1 ms later
+    conv.send("b", t + 0.11, 1, 1 + MSS)
+    res = _a2b(conv.write(tmp_path / "dup.pcap"))
+    assert res.network_duplicates == 1 and res.retransmissions == []
+
+
+def test_no_rtt_yet_is_ambiguous_not_a_guess(tmp_path: Path) -> None:
+    conv = Conversation()
+    t = conv.handshake()
+    conv.send("a", t + 0.01, 1, 1, "A", length=MSS)
+    conv.send("a", t + 1.01, 1, 1, "A", length=MSS)  # no ACK of data yet: no RTT sample
+    res = _a2b(conv.write(tmp_path / "amb.pcap"))
+    (r,) = res.retransmissions
+    assert r.trigger == "ambiguous" and r.ca_state == "unknown"
+
+
+@pytest.mark.parametrize("chunk", [200, 1 << 20])
+def test_results_do_not_depend_on_batching(tmp_path: Path, chunk: int) -> None:
+    """The quiet fast path and the per-packet path must agree wherever a batch boundary falls."""
+    path = str(Path(__file__).parents[1] / "sample_traces" / "lab_reno_sack_bursty" / "sender.pcap")
+    ref = _a2b(path)
+    got = _a2b(path, chunk_bytes=chunk)
+    key = [(r.index, r.trigger, r.spurious, r.dupacks, r.episode) for r in ref.retransmissions]
+    assert [(r.index, r.trigger, r.spurious, r.dupacks, r.episode) for r in got.retransmissions] == key
+    assert [(x.index, x.start) for x in got.lost] == [(x.index, x.start) for x in ref.lost]
+    assert (got.lost_flags == ref.lost_flags).all()
+    assert got.thin_ns == ref.thin_ns and got.busy_ns == ref.busy_ns
