@@ -205,6 +205,7 @@ class LossTracker:
         self.last_ack_ns: int | None = None
         self.last_send_ns: int | None = None
         self.sacked = RangeSet()
+        self._last_blocks: list[list[int]] = []  # SACK blocks of the previous ACK
         self.holes: dict[int, tuple[int, int, int]] = {}  # gap start -> (end, opened ns, TSval above)
         # findings
         self.segs: dict[int, _Seg] = {}
@@ -241,13 +242,8 @@ class LossTracker:
         self._tx_time_parts.append(v.ts[tx_rows])
         self._store_first(v, first_tx, pos_of_row)
         flight = self._account_flight(v, first_tx, acks)
-        busy = self.episode is not None or bool(self._pending) or bool(self._open)
         loud = (data & (v.code != NEW)) | (acks & (v.dup | (v.nsack > 0)))
-        k = 0 if busy else (int(np.argmax(loud)) if loud.any() else v.ts.size)
-        if k > 0:
-            self._quiet(v, data[:k], acks[:k])
-        if k < v.ts.size:
-            self._loud(v, k, data, acks, pos_of_row, flight)
+        self._walk(v, np.flatnonzero(loud), data, acks, pos_of_row, flight)
         self.timing.catch_up()
         self._prune()
 
@@ -304,37 +300,51 @@ class LossTracker:
         self._flight_last = (int(t[-1]), int(flight[-1]))
         return flight
 
-    def _quiet(self, v: RowView, data: np.ndarray, acks: np.ndarray) -> None:
-        """Rows with nothing to judge: move the scalars."""
-        if data.any():
-            self.snd_max = max(self.snd_max, int(v.end[: data.size][data].max()))
-            self.last_send_ns = int(v.ts[: data.size][data][-1])
-            self._tlp_armed = True
-        if acks.any():
-            a = int(v.ack[: acks.size][acks].max())
-            if self.snd_una is None or a > self.snd_una:
-                self._advance(a, int(v.ts[: acks.size][acks][-1]), -1)
-            self.last_ack_ns = int(v.ts[: acks.size][acks][-1])
+    @property
+    def _busy(self) -> bool:
+        """Something is open that a quiet row could change: an episode, uncovered resends."""
+        return self.episode is not None or bool(self._pending) or bool(self._open)
 
-    # ----------------------------------------------------------- slow path
-    def _loud(self, v: RowView, k: int, data: np.ndarray, acks: np.ndarray, pos_of_row: np.ndarray, flight: np.ndarray) -> None:
-        rows = range(k, v.ts.size)
-        ts = v.ts.tolist()
-        idx = v.index.tolist()
-        tsval = v.tsval.tolist()
-        tsecr = v.tsecr.tolist()
-        start = v.start.tolist()
-        end = v.end.tolist()
-        code = v.code.tolist()
-        ack = v.ack.tolist()
-        dup = v.dup.tolist()
-        dsack = v.dsack.tolist()
-        nsack = v.nsack.tolist()
-        is_data = data.tolist()
-        is_ack = acks.tolist()
-        pos = pos_of_row.tolist()
-        inflight = flight.tolist()
-        for i in rows:
+    def _walk(self, v: RowView, loud: np.ndarray, data: np.ndarray, acks: np.ndarray, pos_of_row: np.ndarray, flight: np.ndarray) -> None:
+        """Quiet stretches in numpy; loud rows, and every row while something is open, in Python."""
+        n = v.ts.size
+        i = 0
+        cols: tuple[list, ...] | None = None
+        while i < n:
+            if not self._busy:
+                j = int(loud[np.searchsorted(loud, i)]) if loud.size and loud[-1] >= i else n
+                if j > i:
+                    self._quiet(v, i, j, data, acks)
+                    i = j
+                    continue
+            if cols is None:
+                cols = (
+                    v.ts.tolist(), v.index.tolist(), v.tsval.tolist(), v.tsecr.tolist(), v.start.tolist(), v.end.tolist(),
+                    v.code.tolist(), v.ack.tolist(), v.dup.tolist(), v.dsack.tolist(), v.nsack.tolist(), data.tolist(),
+                    acks.tolist(), pos_of_row.tolist(), flight.tolist(),
+                )
+            i = self._loud(v, i, cols)
+
+    def _quiet(self, v: RowView, lo: int, hi: int, data: np.ndarray, acks: np.ndarray) -> None:
+        """Rows ``[lo, hi)`` with nothing to judge: move the scalars."""
+        dm = data[lo:hi]
+        am = acks[lo:hi]
+        if dm.any():
+            self.snd_max = max(self.snd_max, int(v.end[lo:hi][dm].max()))
+            self.last_send_ns = int(v.ts[lo:hi][dm][-1])
+            self._tlp_armed = True
+        if am.any():
+            t_last = int(v.ts[lo:hi][am][-1])
+            a = int(v.ack[lo:hi][am].max())
+            if self.snd_una is None or a > self.snd_una:
+                self._advance(a, t_last, -1)
+            self.last_ack_ns = t_last
+
+    def _loud(self, v: RowView, i: int, cols: tuple[list, ...]) -> int:
+        """Rows from ``i`` one by one until nothing is open any more; returns the next row."""
+        ts, idx, tsval, tsecr, start, end, code, ack, dup, dsack, nsack, is_data, is_ack, pos, inflight = cols
+        n = len(ts)
+        while i < n:
             if is_data[i]:
                 c = code[i]
                 t = ts[i]
@@ -352,8 +362,12 @@ class LossTracker:
                     self.snd_max = end[i]
                 self.last_send_ns = t
             elif is_ack[i]:
-                blocks = [tuple(b) for b in v.sack[i, : nsack[i]].tolist()] if nsack[i] else []
+                blocks = v.sack[i, : nsack[i]].tolist() if nsack[i] else []
                 self._on_ack(ack[i], ts[i], dup[i], dsack[i], blocks, tsecr[i])
+            i += 1
+            if not self._busy:
+                break
+        return i
 
     def _advance(self, a: int, t: int, tsecr: int) -> None:
         self.snd_una = a
@@ -421,9 +435,11 @@ class LossTracker:
             if dsack:
                 self._on_dsack(blocks[0][0], blocks[0][1], t)
                 first = 1
-            for lo, hi in blocks[first:]:
-                if hi > una:
+            for blk in blocks[first:]:
+                lo, hi = blk
+                if hi > una and blk not in self._last_blocks:  # receivers repeat most blocks
                     self.sacked.add(max(lo, una), hi)
+            self._last_blocks = blocks
             # holes below the highest SACK are reported missing
             top = self.sacked.high
             if top is not None:
