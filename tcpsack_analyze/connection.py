@@ -184,6 +184,7 @@ class Connection:
             tracker.mss = peer.mss or st.max_seg
             tracker.seq_anchor = st.space.anchor or 0
             tracker.timing.turnaround_ns = self._turnaround(d)
+            tracker.timing.seed(self._turnaround(1 - d))  # capture point -> receiver -> back
             if st.batch_rtt is not None:
                 tracker.timing.add(*st.batch_rtt)
                 st.batch_rtt = None

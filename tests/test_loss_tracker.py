@@ -226,10 +226,9 @@ def test_network_duplicate_is_not_a_retransmission(tmp_path: Path) -> None:
 
 
 def test_no_rtt_yet_is_ambiguous_not_a_guess(tmp_path: Path) -> None:
-    conv = Conversation()
-    t = conv.handshake()
-    conv.send("a", t + 0.01, 1, 1, "A", length=MSS)
-    conv.send("a", t + 1.01, 1, 1, "A", length=MSS)  # no ACK of data yet: no RTT sample
+    conv = Conversation()  # no handshake and no ACK of data: no RTT sample at all
+    conv.send("a", 0.01, 1, 1, "A", length=MSS)
+    conv.send("a", 1.01, 1, 1, "A", length=MSS)
     res = _a2b(conv.write(tmp_path / "amb.pcap"))
     (r,) = res.retransmissions
     assert r.trigger == "ambiguous" and r.ca_state == "unknown"

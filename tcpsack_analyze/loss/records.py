@@ -78,6 +78,8 @@ class Retransmission:
             return "Open"
         if self.trigger == AMBIGUOUS:
             return "unknown"
+        if self.trigger == RTO:
+            return "Loss"
         return "Loss" if self.episode_trigger == RTO else "Recovery"
 
 

@@ -37,7 +37,7 @@ class LossSummary:
     episodes_ended: dict[str, int]  # full_ack, rto, end_of_capture
     episodes_sack_without_rto: int  # SACK in use and finished by a full ACK, no timeout
     episode_duration_ms: Summary
-    rtd_ms: Summary  # DOMAIN.md 5: consecutive transmissions of the same bytes
+    rtd_ms: Summary  # DOMAIN.md 5: consecutive transmissions of each original segment
     rto_rtd_ms: Summary  # the same, for timeout resends only
     latency_rexmit_ms: Summary  # per incident: first transmission to last retransmission
     latency_ack_ms: Summary  # per incident: first transmission to the covering ACK
@@ -80,8 +80,8 @@ def summarize(res: LossResult, *, throughput_Bps: float | None, mss: int | None,
         episodes_ended=dict(Counter(e.ended for e in episodes)),
         episodes_sack_without_rto=sum(1 for e in episodes if e.sack_finished_without_rto),
         episode_duration_ms=_ms([e.duration_ns for e in episodes if e.duration_ns is not None]),
-        rtd_ms=_ms([r.rtd_ns for r in rx if r.rtd_ns is not None]),
-        rto_rtd_ms=_ms([r.rtd_ns for r in rx if r.rtd_ns is not None and r.trigger == RTO]),
+        rtd_ms=Summary.of(res.rtd_samples_ns, MS),
+        rto_rtd_ms=Summary.of(res.rto_rtd_samples_ns, MS),
         latency_rexmit_ms=_ms([i.latency_rexmit_ns for i in res.incidents if i.lost]),
         latency_ack_ms=_ms([x for i in res.incidents if i.lost and (x := i.latency_ack_ns) is not None]),
         incidents=len(res.incidents),
@@ -123,7 +123,7 @@ def combine(results: list[LossResult], dupacks_per_connection: list[int], data_d
         directions_with_retransmissions=sum(1 for res in results if res.retransmissions),
         retransmissions=len(rx),
         by_trigger=dict(Counter(r.trigger for r in rx)),
-        rtd_ms=_ms([r.rtd_ns for r in rx if r.rtd_ns is not None]),
+        rtd_ms=Summary.of(np.concatenate([res.rtd_samples_ns for res in results]) if results else np.empty(0, np.int64), MS),
         latency_ack_ms=_ms(lat),
         dupacks_per_connection=Summary.of(np.asarray(dupacks_per_connection, dtype=np.int64)),
         connections_without_dupacks=sum(1 for n in dupacks_per_connection if n == 0),

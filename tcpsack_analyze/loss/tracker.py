@@ -111,6 +111,11 @@ class Timing:
     _queue_t: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     _queue_v: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
+    def seed(self, sample_ns: int | None) -> None:
+        """Start from the handshake's sample at this capture point (RFC 6298 section 2.2)."""
+        if sample_ns is not None and sample_ns > 0 and self.srtt_ns is None and self._queue_t.size == 0:
+            self._update(np.asarray([sample_ns], np.int64))
+
     def add(self, times: np.ndarray, samples: np.ndarray) -> None:
         """Queue RTT samples taken at ``times``; :meth:`catch_up` applies them in time order."""
         self._queue_t = np.concatenate([self._queue_t, times])
@@ -176,6 +181,8 @@ class LossResult:
     network_duplicates: int
     reorderings: int
     srtt_full_ns: float | None  # the sender's smoothed RTT at the end (Timing.srtt_full_ns)
+    rtd_samples_ns: np.ndarray  # per original segment, between its consecutive transmissions
+    rto_rtd_samples_ns: np.ndarray  # the same, ending in a timeout resend
 
 
 class LossTracker:
@@ -529,7 +536,8 @@ class LossTracker:
         is_lost = sacked_bytes > (DUP_THRESH - 1) * mss or len(self.sacked.intersecting(s, 1 << 62)) >= DUP_THRESH
         highest = e >= self.snd_max
         head = s <= una
-        trigger, evidence, timer = self._classify(s, e, segs, since_ack, sacked_segs, is_lost, highest, head, flight)
+        rtd = None if prev_ns is None else t - prev_ns
+        trigger, evidence, timer = self._classify(segs, rtd, since_ack, sacked_segs, is_lost, highest, head, flight)
         ep = self.episode
         if trigger == RTO:
             self._rto_run += 1
@@ -591,7 +599,7 @@ class LossTracker:
             self._pending.append((r, segs))
 
     def _classify(
-        self, s: int, e: int, segs: list[_Seg], since_ack: int | None, sacked_segs: int, is_lost: bool, highest: bool, head: bool, flight: int
+        self, segs: list[_Seg], rtd: int | None, since_ack: int | None, sacked_segs: int, is_lost: bool, highest: bool, head: bool, flight: int
     ) -> tuple[str, str, bool]:
         """The trigger of a resend, with its evidence (module docstring)."""
         tm = self.timing
@@ -606,11 +614,22 @@ class LossTracker:
             again = any(r.episode == self.episode.id for sg in segs for r in sg.rexmits)
             if timer and head and (again or self.episode.trigger == RTO or lag > (tm.rto_ns or 0)):
                 return RTO, f"timer: head resent {clock}", True
+            # dupACKs do not restart the retransmission timer (RFC 6298 section 5): a head resent
+            # again long after its last resend, not right after an ACK, is the timer's
+            if head and again and rtd is not None and rtd > max(2 * srtt, tm.rto_ns or 0) and lag > MIN_TIMER_GAP_NS:
+                return RTO, f"timer: head resent again {rtd / 1e6:.1f} ms after its last resend, {clock}", True
             return RECOVERY, f"in episode {self.episode.id} ({self.episode.trigger}); {dup}", timer
         if not timer and (self.dup_run or sacked_segs):
             if self.dup_run >= DUP_THRESH or is_lost:
                 return FAST, f"{dup}; {clock}", False
             return EARLY, f"{dup} (< {DUP_THRESH}); {clock}", False
+        if timer and lag < srtt and (rtd is None or rtd < 2 * srtt):
+            # sooner than any RTO (> SRTT, RFC 6298 s. 2) after an ACK, and about an RTT after the
+            # segment was last sent: RACK's reordering timer (RFC 8985 s. 6.2) or a probe
+            if self.dup_run or sacked_segs:
+                return EARLY, f"timer sooner than an RTO, {dup} (RACK reordering timer); {clock}", True
+            if highest:
+                return TLP, f"timer: highest segment resent {clock}", True
         if timer:
             if highest and self._tlp_armed and self._rto_run == 0 and (not head or flight <= 1):
                 return TLP, f"timer: highest segment resent {clock}", True
@@ -666,6 +685,15 @@ class LossTracker:
                     thin=any(r.thin for r in seg.rexmits),
                 )
             )
+        rtd: list[int] = []
+        rto_rtd: list[int] = []
+        for seg in self.segs.values():  # DOMAIN.md 5: consecutive transmissions of one segment
+            for i in range(1, len(seg.tx_ns)):
+                r = seg.tx_rexmit[i]
+                if r is not None:
+                    rtd.append(seg.tx_ns[i] - seg.tx_ns[i - 1])
+                    if r.trigger == RTO:
+                        rto_rtd.append(rtd[-1])
         times = np.concatenate(self._tx_time_parts) if self._tx_time_parts else np.empty(0, np.int64)
         flags = np.zeros(times.size, dtype=bool)
         if lost_pos:
@@ -674,4 +702,5 @@ class LossTracker:
             self.name,
             self.retransmissions, self.fills, self.episodes, incidents, lost, self.tx_count, flags, times,
             self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings, self.timing.srtt_full_ns,
+            np.asarray(rtd, np.int64), np.asarray(rto_rtd, np.int64),
         )
