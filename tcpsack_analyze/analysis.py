@@ -4,9 +4,17 @@
 capture: memory holds one batch of packets plus the state of the connections seen, not the file.
 Keeping the per-packet table (``packets=True``) is the one thing that grows with the file; it is
 off by default and meant for notebooks.
+
+The loss records of each direction (:class:`~tcpsack_analyze.loss.tracker.LossResult`) are kept in
+``Analysis.loss`` and offered as tables: ``retransmissions_df()``, ``episodes_df()``,
+``incidents_df()``, ``lost_df()``, ``fills_df()`` and ``bursts_df()``. Each has one row per record
+with every dataclass field, the derived properties, and each time twice: ``*_ns`` as recorded
+(ns since the epoch) and ``*_s`` as float seconds; delays are added in ms (``rtd_ms``, ...).
 """
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -14,12 +22,35 @@ import pandas as pd
 
 from tcpsack_analyze.connection import Connection
 from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S, FlowTable
+from tcpsack_analyze.loss import records as rec
+from tcpsack_analyze.loss.patterns import GilbertElliott, bursts
+from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
 from tcpsack_analyze.loss.summary import combine
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
 from tcpsack_analyze.report.model import CaptureReport, capture_info, connection_report, format_addr
 
 PACKET_COLUMNS = ("index", "time", "conn", "dir", "flags", "seq", "ack", "win", "len", "nsack")
+
+# The keys each count of a direction's loss section can have: the CSV/DataFrame gets a column for
+# every one (0 when absent) rather than only for those that happened to occur.
+LOSS_COUNT_KEYS: dict[str, tuple[str, ...]] = {
+    "by_trigger": rec.TRIGGERS,
+    "sender_state": ("Recovery", "Loss", "Open", "unknown"),
+    "spurious": (rec.SPURIOUS_DSACK, rec.SPURIOUS_EIFEL, rec.SPURIOUS_EARLY_ACK, rec.SPURIOUS_ACKED),
+    "fills": ("retransmission", "reordering", rec.AMBIGUOUS),
+    "episodes_by_trigger": ("fast", "early", "rto", "tlp", rec.AMBIGUOUS),
+    "episodes_ended": ("full_ack", "rto", "undone", "end_of_capture"),
+}
+# Record fields holding a point in time (ns since the epoch); other ``*_ns`` fields are delays.
+_POINT_TIMES = ("time_ns", "covered_ns", "opened_ns", "start_ns", "end_ns", "first_ns", "last_rexmit_ns")
+# Derived properties of the records, added as columns (delays in ns, converted to ms like the rest).
+_DERIVED: dict[type, tuple[str, ...]] = {
+    Retransmission: ("length", "ca_state"),
+    RecoveryEpisode: ("duration_ns", "sack_finished_without_rto"),
+    LossIncident: ("latency_rexmit_ns", "latency_ack_ns"),
+}
+BURST_COLUMNS = ("conn", "direction", "first_tx", "first_time_ns", "first_time_s", "first_index", "length")
 
 
 @dataclass
@@ -29,6 +60,7 @@ class Analysis:
     report: CaptureReport
     _packets: pd.DataFrame | None = None
     loss: dict[tuple[int, str], LossResult] = field(default_factory=dict)  # (conn id, "a2b"/"b2a")
+    conn_start_ns: dict[int, int] = field(default_factory=dict)  # conn id -> its first packet's time (ns)
 
     @property
     def connections(self) -> list:
@@ -41,12 +73,51 @@ class Analysis:
             for d in (c.a2b, c.b2a):
                 row = {"conn": c.id, "epoch": c.epoch, "a": f"{c.a_addr}:{c.a_port}", "b": f"{c.b_addr}:{c.b_port}", "state": c.state}
                 for k, v in asdict(d).items():
-                    if isinstance(v, dict):
-                        row.update({f"{k}_{kk}": vv for kk, vv in v.items()})
-                    else:
-                        row[k] = v
+                    _flatten(k, v, row)
                 rows.append(row)
         return pd.DataFrame(rows)
+
+    # ------------------------------------------------------------------ loss tables
+    def _loss_records(self, kind: type, attr: str) -> pd.DataFrame:
+        return _records_df(kind, (rec for key in sorted(self.loss) for rec in getattr(self.loss[key], attr)))
+
+    def retransmissions_df(self) -> pd.DataFrame:
+        """One row per retransmission (DOMAIN.md section 4): trigger, evidence, RTD, spurious mark."""
+        return self._loss_records(Retransmission, "retransmissions")
+
+    def episodes_df(self) -> pd.DataFrame:
+        """One row per recovery episode: its trigger, how it ended, its duration."""
+        return self._loss_records(RecoveryEpisode, "episodes")
+
+    def incidents_df(self) -> pd.DataFrame:
+        """One row per loss incident (a segment repaired), with its two recovery latencies (s. 5)."""
+        return self._loss_records(LossIncident, "incidents")
+
+    def lost_df(self) -> pd.DataFrame:
+        """One row per lost transmission, downstream or upstream of the capture point (s. 7)."""
+        return self._loss_records(LostTransmission, "lost")
+
+    def fills_df(self) -> pd.DataFrame:
+        """One row per hole filled below the highest sequence seen (reordering or upstream loss)."""
+        return self._loss_records(Fill, "fills")
+
+    def bursts_df(self) -> pd.DataFrame:
+        """One row per loss burst per direction (DOMAIN.md section 7): a maximal run of lost data
+        transmissions in send order. ``first_tx`` is the position of its first transmission among
+        the direction's data transmissions, ``first_time_*`` its send time, ``first_index`` its
+        record number (NA when the lost transmissions cannot be matched to records), ``length`` b.
+        """
+        rows = []
+        for (cid, name), res in sorted(self.loss.items()):
+            runs = bursts(res.lost_flags)
+            records = _lost_records_in_send_order(res)
+            first_of_run = np.cumsum(np.concatenate(([0], runs[:-1, 1]))) if len(runs) else np.empty(0, np.int64)
+            for (pos, length), k in zip(runs.tolist(), first_of_run.tolist()):
+                t = int(res.tx_times[pos])
+                rows.append((cid, name, pos, t, t / 1e9, None if records is None else records[k], length))
+        df = pd.DataFrame(rows, columns=list(BURST_COLUMNS))
+        df["first_index"] = df["first_index"].astype("Int64")
+        return df
 
     def packets_df(self) -> pd.DataFrame:
         """One row per TCP packet (needs ``analyze(..., packets=True)``); raw 32-bit seq/ack."""
@@ -102,7 +173,61 @@ def analyze(
     if packets:
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
         table_df["conn"] = table_df["conn"].map(renumber)
-    return Analysis(report, table_df, loss)
+    starts = {c.id: min(d.first_ns for d in c.dirs if d.first_ns is not None) for c in live}  # type: ignore[attr-defined]
+    return Analysis(report, table_df, loss, starts)
+
+
+def _flatten(name: str, value: object, row: dict[str, object]) -> None:
+    """Nested report fields as flat columns: ``loss_rtd_ms_median``, ``loss_by_trigger_fast``,
+    ``loss_pattern_gilbert_elliott_p``. Histograms become one ``"length:count ..."`` string; the
+    counts of the loss section get a column for every possible key (0 when absent)."""
+    if isinstance(value, dict):
+        if name.endswith("_histogram"):
+            row[name] = " ".join(f"{k}:{v}" for k, v in sorted(value.items()))
+            return
+        keys = LOSS_COUNT_KEYS.get(name.removeprefix("loss_"), ()) if name.startswith("loss_") else ()
+        for k in keys:
+            row[f"{name}_{k}"] = value.get(k, 0)
+        for k, v in value.items():
+            if k not in keys:
+                _flatten(f"{name}_{k}", v, row)
+    elif value is None and name.endswith(("_gilbert", "_gilbert_elliott")):
+        for f in dataclasses.fields(GilbertElliott):
+            row[f"{name}_{f.name}"] = None
+    else:
+        row[name] = value
+
+
+def _records_df(kind: type, records: Iterable[object]) -> pd.DataFrame:
+    """A table of loss records of one kind: their fields, derived properties, times in s and ms."""
+    names = [f.name for f in dataclasses.fields(kind)] + list(_DERIVED.get(kind, ()))
+    rows = [{n: getattr(rec, n) for n in names} for rec in records]
+    df = pd.DataFrame(rows, columns=names)
+    for n in names:
+        if not n.endswith("_ns"):
+            continue
+        base = n.removesuffix("_ns")
+        values = df[n].astype("Float64")
+        if n in _POINT_TIMES:
+            df[f"{base}_s"] = values / 1e9
+        else:
+            df[f"{base}_ms"] = values / 1e6
+        df[n] = df[n].astype("Int64")
+    for n in ("episode", "first_index", "index"):
+        if n in df.columns and kind in (Retransmission, LossIncident, LostTransmission):
+            df[n] = df[n].astype("Int64")
+    return df
+
+
+def _lost_records_in_send_order(res: LossResult) -> list[int] | None:
+    """Record numbers of the lost transmissions flagged in ``res.lost_flags``, in send order.
+
+    The flags mark the downstream lost transmissions seen here; in send order they are the
+    :class:`LostTransmission` records with a record number, sorted by it. None when the counts
+    differ (a transmission the tracker could not place), so no burst gets a wrong record.
+    """
+    seen = sorted(x.index for x in res.lost if x.where != rec.UPSTREAM and x.index is not None)
+    return seen if len(seen) == int(np.count_nonzero(res.lost_flags)) else None
 
 
 def _packet_columns(batch: PacketBatch, conn_of: np.ndarray, dir_of: np.ndarray) -> dict[str, np.ndarray]:

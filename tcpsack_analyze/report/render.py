@@ -1,8 +1,10 @@
 """Rendering a :class:`CaptureReport` as text (tcptrace-like columns), JSON or CSV.
 
-The JSON document is ``dataclasses.asdict`` of the report plus ``schema_version``; its fields are
-documented in ``docs/report.md``. CSV has one row per connection and direction (the same rows as
-``Analysis.connections_df()``).
+The JSON document is ``dataclasses.asdict`` of the report (``schema_version`` included); its fields
+are documented in ``docs/report.md``. CSV has one row per connection and direction (the same rows as
+``Analysis.connections_df()``: nested fields flattened to ``loss_rtd_ms_median`` and the like).
+The text report gives each connection tcptrace-like a->b / b->a columns, its loss section
+(DOMAIN.md sections 4-9) below them, and the loss totals of the capture at the end.
 """
 from __future__ import annotations
 
@@ -13,8 +15,14 @@ import math
 from dataclasses import asdict
 from datetime import datetime, timezone
 
+from tcpsack_analyze.loss import records as rec
+from tcpsack_analyze.loss.patterns import GilbertElliott
+from tcpsack_analyze.loss.summary import LossTotals
 from tcpsack_analyze.report.model import CaptureReport, ConnectionReport, DirectionReport
 from tcpsack_analyze.stats import Summary
+
+Row = tuple[str, str, str]
+SUMMARY_STATS = ("min", "median", "mean", "p90", "p99", "max")  # the order the loss rows give them in
 
 
 def _ts(t: float | None) -> str:
@@ -35,17 +43,35 @@ def _num(v: object, unit: str = "") -> str:
     return f"{v}{(' ' + unit) if unit else ''}"
 
 
-def _rows(a: DirectionReport, b: DirectionReport) -> list[tuple[str, str, str]]:
-    def pair(label: str, f, unit: str = "") -> tuple[str, str, str]:  # type: ignore[no-untyped-def]
-        return (label, _num(f(a), unit), _num(f(b), unit))
+def _share(v: float | None) -> str:
+    return "NA" if v is None else f"{100 * v:.1f}%"
 
-    def rtt(label: str, getter) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
-        sa: Summary = getter(a)
-        sb: Summary = getter(b)
-        out = [(f"{label} samples", str(sa.count), str(sb.count))]
-        for name in ("min", "mean", "max", "stddev"):
-            out.append((f"{label} {name}", _num(getattr(sa, name), "ms"), _num(getattr(sb, name), "ms")))
-        return out
+
+def _prob(v: float | None) -> str:
+    return "NA" if v is None else f"{v:.5f}"
+
+
+def _counts(d: dict[str, int], keys: tuple[str, ...]) -> str:
+    return "/".join(str(d.get(k, 0)) for k in keys)
+
+
+def _histogram(h: dict[int, int], width: int = 16) -> str:
+    """``length:count`` pairs, cut to ``width`` characters (the JSON has them all)."""
+    if not h:
+        return "-"
+    text = ",".join(f"{k}:{v}" for k, v in sorted(h.items()))
+    return text if len(text) <= width else text[: width - 3].rsplit(",", 1)[0] + ",.."
+
+
+def _summary_rows(label: str, sa: Summary, sb: Summary, names: tuple[str, ...]) -> list[Row]:
+    out = [(f"{label} samples", str(sa.count), str(sb.count))]
+    out += [(f"{label} {name}", _num(getattr(sa, name), "ms"), _num(getattr(sb, name), "ms")) for name in names]
+    return out
+
+
+def _rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
+    def pair(label: str, f, unit: str = "") -> Row:  # type: ignore[no-untyped-def]
+        return (label, _num(f(a), unit), _num(f(b), unit))
 
     rows = [
         pair("total packets", lambda d: d.total_packets),
@@ -81,10 +107,86 @@ def _rows(a: DirectionReport, b: DirectionReport) -> list[tuple[str, str, str]]:
         pair("idletime max", lambda d: d.idle_max_ms, "ms"),
         pair("throughput", lambda d: d.throughput_Bps, "Bps"),
     ]
-    rows += rtt("RTT", lambda d: d.rtt_ms)
-    rows += rtt("RTT (TS)", lambda d: d.rtt_ts_ms)
+    rows += _summary_rows("RTT", a.rtt_ms, b.rtt_ms, ("min", "mean", "max", "stddev"))
+    rows += _summary_rows("RTT (TS)", a.rtt_ts_ms, b.rtt_ts_ms, ("min", "mean", "max", "stddev"))
     rows.append(pair("vantage", lambda d: d.vantage))
     return rows
+
+
+def _gilbert(g: GilbertElliott | None, what: str) -> str:
+    return "NA" if g is None else f"{getattr(g, what):.4f}"
+
+
+def _loss_rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
+    """The loss section of both directions (DOMAIN.md sections 4-9), one figure a row."""
+    la, lb = a.loss, b.loss
+
+    def pair(label: str, f) -> Row:  # type: ignore[no-untyped-def]
+        return (label, f(la), f(lb))
+
+    def num(label: str, f, unit: str = "") -> Row:  # type: ignore[no-untyped-def]
+        return (label, _num(f(la), unit), _num(f(lb), unit))
+
+    def ge(label: str, what: str) -> Row:
+        return pair(label, lambda s: _gilbert(s.pattern.gilbert_elliott or s.pattern.gilbert, what))
+
+    rows = [
+        num("retransmissions", lambda s: s.retransmissions),
+        pair("rexmt fast/early", lambda s: _counts(s.by_trigger, (rec.FAST, rec.EARLY))),
+        pair("rexmt recov/rto/tlp", lambda s: _counts(s.by_trigger, (rec.RECOVERY, rec.RTO, rec.TLP))),
+        pair("rexmt ambiguous", lambda s: _counts(s.by_trigger, (rec.AMBIGUOUS,))),
+        pair("state Recov/Loss/Open", lambda s: _counts(s.sender_state, ("Recovery", "Loss", "Open"))),
+        pair("state unknown", lambda s: _counts(s.sender_state, ("unknown",))),
+        pair("spurious dsack/eifel", lambda s: _counts(s.spurious, (rec.SPURIOUS_DSACK, rec.SPURIOUS_EIFEL))),
+        pair("spurious early/acked", lambda s: _counts(s.spurious, (rec.SPURIOUS_EARLY_ACK, rec.SPURIOUS_ACKED))),
+        num("max rec.RTO backoff", lambda s: s.max_rto_backoff),
+        num("network duplicates", lambda s: s.network_duplicates),
+        num("reorderings", lambda s: s.reorderings),
+        pair("fills rexmt/reord/?", lambda s: _counts(s.fills, ("retransmission", "reordering", rec.AMBIGUOUS))),
+        num("recovery episodes", lambda s: s.episodes),
+        pair("episodes fast/early", lambda s: _counts(s.episodes_by_trigger, (rec.FAST, rec.EARLY))),
+        pair("episodes rto/tlp/?", lambda s: _counts(s.episodes_by_trigger, (rec.RTO, rec.TLP, rec.AMBIGUOUS))),
+        pair("ended full/rto/undone", lambda s: _counts(s.episodes_ended, ("full_ack", "rto", "undone"))),
+        pair("ended at capture end", lambda s: _counts(s.episodes_ended, ("end_of_capture",))),
+        num("SACK-only recoveries", lambda s: s.episodes_sack_without_rto),
+        num("episode median", lambda s: s.episode_duration_ms.median, "ms"),
+        num("episode max", lambda s: s.episode_duration_ms.max, "ms"),
+    ]
+    rows += _summary_rows("RTD", la.rtd_ms, lb.rtd_ms, SUMMARY_STATS)
+    rows += _summary_rows("rec.RTO RTD", la.rto_rtd_ms, lb.rto_rtd_ms, ("median", "max"))
+    rows += _summary_rows("rexmt latency", la.latency_rexmit_ms, lb.latency_rexmit_ms, SUMMARY_STATS)
+    rows += _summary_rows("ACK latency", la.latency_ack_ms, lb.latency_ack_ms, SUMMARY_STATS)
+    rows += [
+        num("loss incidents", lambda s: s.incidents),
+        num("lost transmissions", lambda s: s.lost_transmissions),
+        pair("lost down/upstream", lambda s: f"{s.lost_downstream}/{s.lost_upstream}"),
+        pair("thin time share", lambda s: _share(s.thin_time_share)),
+        pair("thin loss share", lambda s: _share(s.thin_loss_share)),
+        num("data transmissions", lambda s: s.pattern.segments),
+        pair("loss rate P", lambda s: _prob(s.pattern.P)),
+        num("loss events", lambda s: s.pattern.loss_events),
+        pair("event rate P'", lambda s: _prob(s.pattern.P_prime)),
+        pair("events grouped by", lambda s: s.pattern.events_by),
+        num("bursts", lambda s: s.pattern.bursts),
+        pair("burst mean/max", lambda s: f"{_num(s.pattern.burst_mean)}/{_num(s.pattern.burst_max)}"),
+        pair("burst len:count", lambda s: _histogram(s.pattern.burst_histogram)),
+        pair("losses/event:count", lambda s: _histogram(s.pattern.losses_per_event_histogram)),
+        pair("isolated share", lambda s: _share(s.pattern.isolated_share)),
+        pair("GE fit", lambda s: "NA" if (g := s.pattern.gilbert_elliott or s.pattern.gilbert) is None else g.method),
+        ge("GE p good->bad", "p"),
+        ge("GE r bad->good", "r"),
+        ge("GE loss good", "loss_good"),
+        ge("GE loss bad", "loss_bad"),
+        num("delayed ACKs", lambda s: s.delayed_acks),
+        num("event RTT (SRTT)", lambda s: s.events_rtt_ms, "ms"),
+        num("Mathis model", lambda s: s.mathis_Bps, "Bps"),
+        pair("achieved of Mathis", lambda s: "NA" if s.mathis_achieved_pct is None else f"{s.mathis_achieved_pct:.1f}%"),
+    ]
+    return rows
+
+
+def _columns(rows: list[Row]) -> str:
+    return "".join(f"     {label + ':':<22}{va:>12}      {label + ':':<22}{vb:>12}\n" for label, va, vb in rows)
 
 
 def connection_text(c: ConnectionReport) -> str:
@@ -97,16 +199,39 @@ def connection_text(c: ConnectionReport) -> str:
     w(f"\telapsed time:  {c.duration_s:.6f} s\n\ttotal packets: {c.total_packets}\n")
     w(f"\tvantage:       {c.vantage.position} ({c.vantage.method}: {c.vantage.evidence})\n")
     w(f"   {'a->b:':<34}{'b->a:'}\n")
-    for label, va, vb in _rows(c.a2b, c.b2a):
-        w(f"     {label + ':':<22}{va:>12}      {label + ':':<22}{vb:>12}\n")
+    w(_columns(_rows(c.a2b, c.b2a)))
+    w(f"   {'a->b loss:':<34}{'b->a loss:'}\n")
+    w(_columns(_loss_rows(c.a2b, c.b2a)))
     return out.getvalue()
+
+
+def _summary_line(s: Summary, unit: str = "ms", of: str = "samples") -> str:
+    if s.count == 0:
+        return f"no {of}"
+    return f"{s.count} {of}; " + ", ".join(f"{name} {_num(getattr(s, name))}" for name in SUMMARY_STATS) + f" {unit}".rstrip()
+
+
+def totals_text(t: LossTotals) -> str:
+    """The capture's loss totals: samples pooled over its connections (DOMAIN.md section 5)."""
+    triggers = ", ".join(f"{k} {t.by_trigger.get(k, 0)}" for k in (rec.FAST, rec.EARLY, rec.RECOVERY, rec.RTO, rec.TLP, rec.AMBIGUOUS))
+    lines = [
+        ("directions with data", str(t.directions_with_data)),
+        ("with retransmissions", str(t.directions_with_retransmissions)),
+        ("retransmissions", f"{t.retransmissions} ({triggers})"),
+        ("RTD", _summary_line(t.rtd_ms)),
+        ("ACK latency", _summary_line(t.latency_ack_ms)),
+        ("dupACKs per conn", _summary_line(t.dupacks_per_connection, "", "connections")),
+        ("conns without dupACKs", str(t.connections_without_dupacks)),
+        ("thin loss share", _share(t.thin_loss_share)),
+    ]
+    return "loss totals (all connections, samples pooled):\n" + "".join(f"\t{k + ':':<24}{v}\n" for k, v in lines)
 
 
 def render_text(report: CaptureReport) -> str:
     cap = report.capture
     head = [
-        f"{cap.path}: {cap.format}{' (gzip)' if cap.compressed else ''}, {cap.records} records, {cap.tcp_packets} TCP packets, "
-        f"{len(report.connections)} TCP connections",
+        (f"{cap.path}: {cap.format}{' (gzip)' if cap.compressed else ''}, {cap.records} records, {cap.tcp_packets} TCP packets, "
+         f"{len(report.connections)} TCP connections"),
     ]
     skipped = [f"{n} {what}" for n, what in ((cap.non_ip, "non-IP"), (cap.non_tcp, "non-TCP"), (cap.ip_fragments, "IP fragments"),
                                                (cap.truncated_tcp, "truncated"), (cap.malformed, "malformed"), (cap.filtered_out, "filtered out")) if n]
@@ -114,6 +239,7 @@ def render_text(report: CaptureReport) -> str:
         head.append("not analysed: " + ", ".join(skipped))
     parts = ["\n".join(head) + "\n"]
     parts += [connection_text(c) for c in report.connections]
+    parts.append(totals_text(report.loss))
     return "================================\n".join(parts)
 
 
