@@ -17,9 +17,11 @@ def main() -> None:
 
 
 def _register() -> None:
+    from tcpsack_analyze.cli.details import details
     from tcpsack_analyze.cli.report import report
 
     main.add_command(report)
+    main.add_command(details)
     try:  # the lab needs Linux-only pieces; the rest of the CLI works without them
         from tcpsack_analyze.cli.lab import lab
     except ImportError:  # pragma: no cover - lab module not present on this install

@@ -1,0 +1,722 @@
+"""Retransmission regions, in the style of loss_details (DOMAIN.md section 5).
+
+One region per loss incident (:class:`~tcpsack_analyze.loss.records.LossIncident`): the packets
+of its connection from a few packets before the original transmission to the ACK that finally
+covered the segment, each with its record number, time since the connection's first packet,
+direction, marks (DUP: a duplicate ACK; RTR: a retransmission of the incident's bytes; rtr: a
+retransmission of other bytes), PKT or ACK, relative sequence or ACK number, length and SACK
+blocks; then the retransmission count, the two recovery latencies (first transmission to last
+retransmission, first transmission to the covering ACK) and each retransmission's trigger with
+its evidence and spurious mark.
+
+Two passes over the capture keep memory bounded: :func:`~tcpsack_analyze.analysis.analyze` finds
+the incidents, then :func:`collect_regions` streams the capture again
+(:func:`~tcpsack_analyze.reader.read_capture`) and keeps only the packets of the incidents'
+connections (by 4-tuple) inside the regions, at most ``max_rows`` a region: past that, the rows
+around the retransmissions and the covering ACK are kept and the others counted in an elision
+marker. Connections on one 4-tuple (port reuse) follow each other in file order, so a region,
+which lies between packets of its own connection, holds only that connection's packets. The
+capture is read twice, so stdin cannot be used.
+
+Where the numbers come from:
+
+- The incident's retransmissions are the :class:`Retransmission` records of its direction whose
+  bytes overlap the incident's and that were sent after its first transmission (the tracker's
+  rule for which segments a resend repairs). Upstream incidents (the original never passed the
+  capture point) have none: the packet that filled the hole is their RTR row, and the region
+  starts at the packet that opened the hole.
+- The covering ACK is the first ACK of the receiver after the first retransmission, at or after
+  the time the tracker recorded (``covered_ns``), whose ACK number reaches the end of the bytes.
+  Without one (``covered_ns`` None) the region ends ``context`` packets after the last
+  retransmission.
+- Sequence and ACK numbers of the incident's data are relative to its direction's ISN (as the
+  report's); those of the other direction relative to its SYN, or else to the first number seen.
+- DUP is the report's duplicate ACK (DOMAIN.md section 3): no data, the same ACK number as the
+  side's previous ACK while data is outstanding, and the same window or a SACK block that is not
+  a D-SACK; the state it needs is carried through the whole capture for the region's 4-tuple.
+"""
+from __future__ import annotations
+
+import bisect
+import ipaddress
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tcpsack_analyze.loss.records import TRIGGERS, UPSTREAM, Fill, LossIncident, Retransmission
+from tcpsack_analyze.loss.tracker import LossResult
+from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
+from tcpsack_analyze.reader.decode import ACK, FIN, RST, SYN
+from tcpsack_analyze.report.model import ConnectionReport
+
+if TYPE_CHECKING:
+    from tcpsack_analyze.analysis import Analysis
+
+CONTEXT = 3  # packets shown before the original transmission
+MAX_ROWS = 60  # rows of a region before the rest is elided
+AROUND = 3  # once eliding: rows kept before and after each retransmission and the covering ACK (DupThresh dupACKs)
+SPURIOUS = "spurious"  # --trigger value: any retransmission of the incident later shown unnecessary
+TRIGGER_CHOICES = (*TRIGGERS, SPURIOUS)
+_MASK32 = 0xFFFFFFFF
+_HALF = 1 << 31
+
+
+def _signed(a: int, b: int) -> int:
+    """``a - b`` modulo 2**32 as a signed number."""
+    return ((a - b + _HALF) & _MASK32) - _HALF
+
+
+# --------------------------------------------------------------------------- the result
+
+
+@dataclass
+class RegionRow:
+    """One packet of a region."""
+
+    index: int  # record number in the capture
+    t_ms: float  # since the connection's first packet
+    dir: str  # "->" from the data sender of the incident, "<-" from its receiver
+    kind: str  # "PKT" (payload, SYN or FIN) or "ACK"
+    seq: int | None  # relative sequence number of its payload (PKT rows)
+    ack: int | None  # relative ACK number (None without the ACK flag)
+    len: int  # payload bytes
+    sack: list[tuple[int, int]]  # SACK blocks, relative
+    flags: str  # SYN/FIN/RST as "S", "F", "R"
+    dup: bool  # a duplicate ACK
+    rtr: bool  # a retransmission of the incident's bytes (for upstream incidents: the hole fill)
+    rexmit: bool  # a retransmission of any bytes (the analysis' records, both directions)
+    mark: str | None = None  # "original", "retransmission", "hole_opened", "covering_ack"
+    nth: int | None = None  # for "retransmission": 1, 2, ...
+
+
+@dataclass
+class Elided:
+    """Packets of the region left out (past ``max_rows``)."""
+
+    elided: int
+
+
+@dataclass
+class Resend:
+    """One retransmission of the incident, as the analysis classified it."""
+
+    index: int
+    t_ms: float
+    nth: int
+    trigger: str  # one of TRIGGERS; "fill" for the packet that filled an upstream hole
+    evidence: str
+    spurious: str | None
+    rtd_ms: float | None
+    episode: int | None
+
+
+@dataclass
+class Region:
+    """One loss incident and the packets around it."""
+
+    conn: int
+    direction: str  # "a2b" or "b2a": the data sender's direction
+    sender: str  # address:port of the data sender
+    receiver: str
+    start: int  # relative sequence numbers of the incident's bytes [start, end)
+    end: int
+    seq: int  # 32-bit sequence number of ``start`` on the wire
+    where: str  # downstream / upstream of the capture point
+    lost: bool  # at least one transmission did not arrive
+    first_index: int | None  # the original transmission (None: never seen here)
+    first_ms: float  # its time (upstream: when the hole opened), since the connection's first packet
+    retransmissions: int
+    latency_rexmit_ms: float  # first transmission to last retransmission
+    latency_ack_ms: float | None  # first transmission to the covering ACK (None: never covered)
+    resends: list[Resend]
+    rows: list[RegionRow | Elided] = field(default_factory=list)
+    complete: bool = False  # the region reached its end (else the capture ended first)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """An incident chosen for a region, with what the second pass needs to know of it."""
+
+    incident: LossIncident
+    resends: list[Retransmission]
+    fill: Fill | None  # upstream incidents: the packet that filled the hole
+    conn: ConnectionReport
+    conn_start_ns: int  # the connection's first packet: row times count from it
+
+
+def incident_resends(res: LossResult) -> list[list[Retransmission]]:
+    """For each incident of ``res`` (in order), its retransmissions in send order."""
+    rx = sorted(res.retransmissions, key=lambda r: r.start)
+    starts = [r.start for r in rx]
+    longest = max((r.end - r.start for r in rx), default=0)
+    out = []
+    for inc in res.incidents:
+        lo = bisect.bisect_right(starts, inc.start - longest)
+        hi = bisect.bisect_left(starts, inc.end)
+        mine = [r for r in rx[lo:hi] if r.end > inc.start and r.time_ns >= inc.first_ns]
+        out.append(sorted(mine, key=lambda r: r.index))
+    return out
+
+
+def select(
+    loss: dict[tuple[int, str], LossResult],
+    connections: list[ConnectionReport],
+    *,
+    conn: int | None = None,
+    min_rtd_ms: float | None = None,
+    trigger: str | None = None,
+    conn_start_ns: dict[int, int] | None = None,
+) -> list[Wanted]:
+    """The incidents to show, in file order of their first transmission.
+
+    ``conn`` keeps one connection; ``min_rtd_ms`` the incidents with a retransmission whose RTD
+    (time since the previous transmission of its bytes) is at least that; ``trigger`` those with
+    a retransmission of that trigger, or with a spurious one (``"spurious"``). Upstream
+    incidents have no retransmission record, so either filter leaves them out.
+    ``conn_start_ns`` gives each connection's first packet time (``Analysis.conn_start_ns``);
+    without it the report's float seconds are used (exact to about 0.2 us).
+    """
+    if trigger is not None and trigger not in TRIGGER_CHOICES:
+        raise ValueError(f"unknown trigger {trigger!r} (one of {', '.join(TRIGGER_CHOICES)})")
+    by_id = {c.id: c for c in connections}
+    out: list[Wanted] = []
+    for (cid, _name), res in sorted(loss.items()):
+        if conn is not None and cid != conn:
+            continue
+        fills = {f.start: f for f in res.fills if f.cause != "reordering"}
+        for inc, resends in zip(res.incidents, incident_resends(res)):
+            if min_rtd_ms is not None and not any(r.rtd_ns is not None and r.rtd_ns >= min_rtd_ms * 1e6 for r in resends):
+                continue
+            if trigger == SPURIOUS and not any(r.spurious for r in resends):
+                continue
+            if trigger not in (None, SPURIOUS) and not any(r.trigger == trigger for r in resends):
+                continue
+            fill = fills.get(inc.start) if inc.where == UPSTREAM else None
+            c = by_id[cid]
+            start = (conn_start_ns or {}).get(cid, round(c.first_packet * 1e9))
+            out.append(Wanted(inc, resends, fill, c, start))
+    out.sort(key=lambda w: (w.incident.first_ns, w.conn.id, w.incident.start))
+    return out
+
+
+# --------------------------------------------------------------------------- second pass
+
+
+def _addr16(text: str) -> bytes:
+    """An address as the reader stores it: 16 bytes, IPv4 mapped into IPv6."""
+    ip = ipaddress.ip_address(text)
+    return ip.packed if ip.version == 6 else b"\0" * 10 + b"\xff\xff" + ip.packed
+
+
+def _endpoint(addr: str, port: int) -> bytes:
+    return _addr16(addr) + port.to_bytes(2, "big")
+
+
+def _row_keys(batch: PacketBatch, rows: np.ndarray) -> np.ndarray:
+    """Per row: source endpoint + destination endpoint, 36 bytes, as one void scalar."""
+    n = rows.size
+    sp = batch.sport[rows].astype(">u2").view(np.uint8).reshape(n, 2)
+    dp = batch.dport[rows].astype(">u2").view(np.uint8).reshape(n, 2)
+    key = np.concatenate([batch.src[rows].astype(np.uint8), sp, batch.dst[rows].astype(np.uint8), dp], axis=1)
+    return np.ascontiguousarray(key).view(np.dtype((np.void, 36))).ravel()
+
+
+class _Pkt:
+    """The fields of one packet a region shows, raw (32-bit numbers) as read."""
+
+    __slots__ = ("ack", "dup", "flags", "index", "paylen", "sack", "seq", "side", "ts", "win")
+
+    def __init__(self, batch: PacketBatch, r: int, side: int) -> None:
+        self.index = int(batch.index[r])
+        self.ts = int(batch.ts_ns[r])
+        self.side = side
+        self.flags = int(batch.flags[r])
+        self.seq = int(batch.seq[r])
+        self.ack = int(batch.ack[r])
+        self.win = int(batch.win[r])
+        self.paylen = int(batch.paylen[r])
+        n = int(batch.opts.nsack[r])
+        self.sack: list[tuple[int, int]] = [(int(lo), int(hi)) for lo, hi in batch.opts.sack[r, :n].tolist()] if n else []
+        self.dup = False
+
+
+class _Collector:
+    """The rows of one region: all of them up to ``max_rows``, then only those around key rows.
+
+    Packets come in with their mark; a row is built only for the packets kept, so a long region
+    costs a few comparisons a packet once it is eliding.
+    """
+
+    def __init__(self, max_rows: int, build: Callable[[_Pkt, str | None, int | None], RegionRow]) -> None:
+        self.max_rows = max_rows
+        self.build = build
+        self.rows: list[RegionRow | Elided] = []
+        self.ring: deque[tuple[_Pkt, str | None, int | None]] = deque(maxlen=AROUND)
+        self.skipped = 0
+        self.after = 0
+        self.eliding = False
+
+    def add(self, p: _Pkt, mark: str | None = None, nth: int | None = None) -> None:
+        if not self.eliding and len(self.rows) < self.max_rows:
+            self.rows.append(self.build(p, mark, nth))
+            return
+        self.eliding = True
+        if mark is not None or self.after:
+            if mark is not None:
+                self._flush()
+                self.after = AROUND
+            else:
+                self.after -= 1
+            self.rows.append(self.build(p, mark, nth))
+            return
+        if len(self.ring) == self.ring.maxlen:
+            self.ring.popleft()
+            self.skipped += 1
+        self.ring.append((p, mark, nth))
+
+    def _flush(self) -> None:
+        if self.skipped:
+            self.rows.append(Elided(self.skipped))
+            self.skipped = 0
+        self.rows.extend(self.build(*q) for q in self.ring)
+        self.ring.clear()
+
+    def finish(self) -> list[RegionRow | Elided]:
+        self._flush()
+        return self.rows
+
+
+class _Open:
+    """A region being collected."""
+
+    def __init__(self, w: Wanted, sender_side: int, context: int, max_rows: int, rexmit_indices: set[int]) -> None:
+        inc = w.incident
+        self.w = w
+        self.sender_side = sender_side
+        self.context = context
+        self.conn_start_ns = w.conn_start_ns
+        self.resend_nth = {index: i + 1 for i, index in enumerate(_resend_indices(w))}
+        self.last_resend = max(self.resend_nth, default=None)
+        self.first_resend = min(self.resend_nth, default=None)
+        self.rexmit_indices = rexmit_indices
+        # where it starts: the original transmission, else (upstream) the packet that opened the hole
+        self.start_index = inc.first_index
+        if self.start_index is None and inc.where != UPSTREAM:
+            self.start_index = self.first_resend
+        self.collector = _Collector(max_rows, self.row)
+        self.anchors: list[int | None] = [None, None]  # the flow's (shared, kept up to date)
+        self.covered = inc.covered_ns is None  # nothing to wait for when never covered
+        self.tail = None if inc.covered_ns is not None else context  # rows after the last resend
+        self.done = False
+
+    def starts_at(self, p: _Pkt) -> bool:
+        if self.start_index is not None:
+            return p.index >= self.start_index
+        return p.side == self.sender_side and p.paylen > 0 and p.ts >= self.w.incident.first_ns
+
+    # -- numbers as shown
+    def _rel_own(self, raw: int) -> int:
+        """A number of the incident's sequence space, relative to its ISN."""
+        inc = self.w.incident
+        return inc.start + _signed(raw, inc.seq)
+
+    def _rel(self, raw: int, space: int) -> int | None:
+        if space == self.sender_side:
+            return self._rel_own(raw)
+        anchor = self.anchors[space]
+        return None if anchor is None else (raw - anchor) & _MASK32
+
+    def row(self, p: _Pkt, mark: str | None = None, nth: int | None = None) -> RegionRow:
+        other = 1 - p.side
+        has_ack = bool(p.flags & ACK)
+        data = p.paylen > 0 or bool(p.flags & (SYN | FIN))
+        sack = [(x, y) for lo, hi in p.sack if (x := self._rel(lo, other)) is not None and (y := self._rel(hi, other)) is not None]
+        flags = "".join(c for bit, c in ((SYN, "S"), (FIN, "F"), (RST, "R")) if p.flags & bit)
+        return RegionRow(
+            index=p.index,
+            t_ms=(p.ts - self.conn_start_ns) / 1e6,
+            dir="->" if p.side == self.sender_side else "<-",
+            kind="PKT" if data else "ACK",
+            seq=self._rel(p.seq, p.side) if data else None,
+            ack=self._rel(p.ack, other) if has_ack else None,
+            len=p.paylen,
+            sack=sack,
+            flags=flags,
+            dup=p.dup,
+            rtr=p.index in self.resend_nth,
+            rexmit=p.index in self.rexmit_indices,
+            mark=mark,
+            nth=nth,
+        )
+
+    def add(self, p: _Pkt, started_here: bool) -> None:
+        inc = self.w.incident
+        nth = self.resend_nth.get(p.index)
+        if nth is not None:
+            self.collector.add(p, "retransmission", nth)
+        elif p.index == inc.first_index:
+            self.collector.add(p, "original")
+        elif started_here and inc.first_index is None and inc.where == UPSTREAM:
+            self.collector.add(p, "hole_opened")
+        elif (
+            not self.covered
+            and p.side != self.sender_side
+            and p.flags & ACK
+            and (self.first_resend is None or p.index > self.first_resend)
+            and inc.covered_ns is not None
+            and p.ts >= inc.covered_ns
+            and self._rel_own(p.ack) >= inc.end
+        ):
+            self.covered = True
+            self.collector.add(p, "covering_ack")
+        else:
+            self.collector.add(p)
+        resent = self.last_resend is None or p.index >= self.last_resend
+        if self.tail is not None and resent:
+            if p.index != self.last_resend:
+                self.tail -= 1
+            if self.tail <= 0:
+                self.done = True
+        elif resent and (self.covered or (inc.covered_ns is not None and p.ts > inc.covered_ns)):
+            self.done = True  # (the second case only if the covering ACK was not recognised: stop anyway)
+
+
+class _Flow:
+    """One 4-tuple: the state its rows need (for DUP marks and relative numbers) and its regions."""
+
+    def __init__(self, side0: bytes, context: int) -> None:
+        self.side0 = side0  # the endpoint (address + port) called side 0
+        self.pending: deque[_Open] = deque()  # not yet begun, by the record number they begin at
+        self.pending_up: deque[_Open] = deque()  # upstream incidents, by the time the hole opened
+        self.active: list[_Open] = []
+        self.ring: deque[_Pkt] = deque(maxlen=context)
+        self.context = context
+        self.anchor: list[int | None] = [None, None]
+        self.snd_max: list[int | None] = [None, None]
+        self.last_ack: list[int | None] = [None, None]
+        self.last_win: list[int | None] = [None, None]
+
+    # -- state, one packet at a time
+    def _step(self, p: _Pkt) -> None:
+        s, o = p.side, 1 - p.side
+        f = p.flags
+        if f & SYN:
+            if not f & ACK and p.seq != self.anchor[s]:  # a new connection on this 4-tuple
+                self.anchor[:] = [None, None]
+                self.snd_max = [None, None]
+                self.last_ack = [None, None]
+                self.last_win = [None, None]
+            self.anchor[s] = p.seq
+        elif self.anchor[s] is None:
+            self.anchor[s] = p.seq
+        if f & ACK:
+            if self.anchor[o] is None:
+                self.anchor[o] = (p.ack - 1) & _MASK32
+            pure = p.paylen == 0 and not f & (SYN | FIN | RST)
+            peer_max = self.snd_max[o]
+            if pure and self.last_ack[s] == p.ack and peer_max is not None and _signed(peer_max, p.ack) > 0:
+                p.dup = self.last_win[s] == p.win or (bool(p.sack) and not self._dsack(p))
+            self.last_ack[s], self.last_win[s] = p.ack, p.win
+        end = (p.seq + p.paylen + (1 if f & SYN else 0) + (1 if f & FIN else 0)) & _MASK32
+        top = self.snd_max[s]
+        if top is None or _signed(end, top) > 0:
+            self.snd_max[s] = end
+
+    @staticmethod
+    def _dsack(p: _Pkt) -> bool:
+        """RFC 2883: the first block at or below the ACK, or overlapping the second one."""
+        (l0, r0), ack = p.sack[0], p.ack
+        if _signed(r0, ack) <= 0:
+            return True
+        if len(p.sack) > 1:
+            l1, r1 = p.sack[1]
+            return _signed(l0, r1) < 0 and _signed(l1, r0) < 0
+        return False
+
+    # -- state, many packets at once (no region open, none starting)
+    def _bulk(self, batch: PacketBatch, rows: np.ndarray, side: np.ndarray) -> None:
+        self.ring.clear()
+        flags = batch.flags[rows]
+        if (flags & SYN).any():  # rare: handshakes and new connections, one at a time
+            for r, s in zip(rows.tolist(), side.tolist()):
+                self._step(_Pkt(batch, r, s))
+            return
+        has_ack = (flags & ACK) > 0
+        for s in (0, 1):
+            if self.anchor[s] is None:  # the first of: a sequence number of s, an ACK number for s
+                own = np.flatnonzero(side == s)[:1].tolist()
+                acks = np.flatnonzero((side != s) & has_ack)[:1].tolist()
+                firsts = [(p, int(batch.seq[rows[p]])) for p in own] + [(p, (int(batch.ack[rows[p]]) - 1) & _MASK32) for p in acks]
+                if firsts:
+                    self.anchor[s] = min(firsts)[1]
+        for s in (0, 1):
+            mine = side == s
+            if not mine.any():
+                continue
+            r = rows[mine]
+            ends = (batch.seq[r] + batch.paylen[r] + ((batch.flags[r] & FIN) > 0)) & _MASK32
+            known = self.snd_max[s]
+            top = known if known is not None else int(ends[0])
+            ahead = int(((ends - top + _HALF) & _MASK32).max()) - _HALF
+            self.snd_max[s] = (top + max(ahead, 0)) & _MASK32
+            acked = r[(batch.flags[r] & ACK) > 0]
+            if acked.size:
+                self.last_ack[s] = int(batch.ack[acked[-1]])
+                self.last_win[s] = int(batch.win[acked[-1]])
+
+    def _one(self, p: _Pkt) -> None:
+        """A packet in or next to a region: state, regions that begin here, rows."""
+        self._step(p)
+        begun = []
+        for queue in (self.pending, self.pending_up):
+            while queue and queue[0].starts_at(p):
+                reg = queue.popleft()
+                reg.anchors = self.anchor
+                for q in self.ring:
+                    reg.collector.add(q)
+                self.active.append(reg)
+                begun.append(reg)
+        for reg in self.active:
+            reg.add(p, reg in begun)
+        if any(reg.done for reg in self.active):
+            self.active = [reg for reg in self.active if not reg.done]
+        if self.ring.maxlen:
+            self.ring.append(p)
+
+    def consume(self, batch: PacketBatch, rows: np.ndarray, side: np.ndarray) -> None:
+        index = batch.index[rows]
+        i, n = 0, rows.size
+        while i < n:
+            if self.active:
+                self._one(_Pkt(batch, int(rows[i]), int(side[i])))
+                i += 1
+                continue
+            j = i + self._next_start(batch, rows[i:], side[i:], index[i:])
+            k = max(i, j - self.context)
+            if k > i:
+                self._bulk(batch, rows[i:k], side[i:k])
+            for q in range(k, min(j + 1, n)):  # the context rows, and the row a region starts at
+                self._one(_Pkt(batch, int(rows[q]), int(side[q])))
+            i = min(j + 1, n)
+
+    def _next_start(self, batch: PacketBatch, rows: np.ndarray, side: np.ndarray, index: np.ndarray) -> int:
+        """Position in ``rows`` of the first packet where a pending region begins (or the end)."""
+        at = rows.size
+        if self.pending:
+            first = self.pending[0].start_index
+            assert first is not None  # (upstream regions wait in pending_up)
+            at = int(np.searchsorted(index, first, side="left"))
+        if self.pending_up:
+            reg = self.pending_up[0]
+            hit = (side == reg.sender_side) & (batch.paylen[rows] > 0) & (batch.ts_ns[rows] >= reg.w.incident.first_ns)
+            if hit.any():
+                at = min(at, int(np.argmax(hit)))
+        return at
+
+
+def find_regions(
+    path: str,
+    analysis: Analysis | None = None,
+    *,
+    conn: int | None = None,
+    min_rtd_ms: float | None = None,
+    trigger: str | None = None,
+    context: int = CONTEXT,
+    max_rows: int = MAX_ROWS,
+) -> list[Region]:
+    """The regions of the incidents of ``path`` that pass the filters (see :func:`select`).
+
+    ``analysis`` is the result of ``analyze(path)`` when the caller has it already (the first
+    pass); the capture is then read once more, for the packets of the regions.
+    """
+    if analysis is None:
+        from tcpsack_analyze.analysis import analyze
+
+        analysis = analyze(path)
+    wanted = select(analysis.loss, analysis.report.connections, conn=conn, min_rtd_ms=min_rtd_ms, trigger=trigger,
+                    conn_start_ns=analysis.conn_start_ns)
+    return collect_regions(path, wanted, analysis.loss, context=context, max_rows=max_rows)
+
+
+def collect_regions(
+    path: str,
+    wanted: list[Wanted],
+    loss: dict[tuple[int, str], LossResult],
+    *,
+    context: int = CONTEXT,
+    max_rows: int = MAX_ROWS,
+    chunk_bytes: int = DEFAULT_CHUNK,
+) -> list[Region]:
+    """Read ``path`` again and build the region of each incident in ``wanted`` (second pass)."""
+    flows: dict[bytes, tuple[_Flow, int]] = {}  # src+dst endpoint key -> (flow, side of src)
+    rexmits: dict[int, set[int]] = {}
+    for (cid, _name), res in loss.items():
+        rexmits.setdefault(cid, set()).update(r.index for r in res.retransmissions)
+    regions: list[_Open] = []
+    for w in wanted:
+        c = w.conn
+        a, b = _endpoint(c.a_addr, c.a_port), _endpoint(c.b_addr, c.b_port)
+        if a + b not in flows:
+            flow = _Flow(a, context)
+            flows[a + b] = (flow, 0)
+            flows[b + a] = (flow, 1) if a != b else (flow, 0)
+        flow = flows[a + b][0]
+        sender = a if w.incident.direction == "a2b" else b
+        regions.append(_Open(w, 0 if sender == flow.side0 else 1, context, max_rows, rexmits.get(c.id, set())))
+    for reg in sorted(regions, key=lambda r: (r.start_index or 0, r.w.incident.first_ns)):
+        flow = flows[_endpoint(reg.w.conn.a_addr, reg.w.conn.a_port) + _endpoint(reg.w.conn.b_addr, reg.w.conn.b_port)][0]
+        (flow.pending if reg.start_index is not None else flow.pending_up).append(reg)
+    ports = np.unique(np.asarray([p for w in wanted for p in (w.conn.a_port, w.conn.b_port)], dtype=np.int64))
+    status = ReadStatus(path)
+    if flows:
+        for batch in read_capture(path, status, None, chunk_bytes):
+            _dispatch(batch, flows, ports)
+    return [_finish(reg) for reg in regions]
+
+
+def _dispatch(batch: PacketBatch, flows: dict[bytes, tuple[_Flow, int]], ports: np.ndarray) -> None:
+    """Hand the rows of each wanted 4-tuple in ``batch`` to its flow, in file order."""
+    if len(batch) == 0:
+        return
+    cand = np.nonzero(np.isin(batch.sport, ports) & np.isin(batch.dport, ports))[0]
+    if cand.size == 0:
+        return
+    keys = _row_keys(batch, cand)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    per_flow: dict[int, tuple[_Flow, list[np.ndarray], list[np.ndarray]]] = {}
+    for u in range(uniq.size):
+        hit = flows.get(uniq[u].tobytes())
+        if hit is None:
+            continue
+        flow, src_side = hit
+        rows = cand[inverse == u]
+        entry = per_flow.setdefault(id(flow), (flow, [], []))
+        entry[1].append(rows)
+        entry[2].append(np.full(rows.size, src_side, dtype=np.int64))
+    for flow, row_parts, side_parts in per_flow.values():
+        rows = np.concatenate(row_parts)
+        side = np.concatenate(side_parts)
+        order = np.argsort(rows, kind="stable")
+        flow.consume(batch, rows[order], side[order])
+
+
+def _finish(reg: _Open) -> Region:
+    w = reg.w
+    inc = w.incident
+    c = w.conn
+    start_ns = reg.conn_start_ns
+    sender, receiver = (c.a_addr, c.a_port), (c.b_addr, c.b_port)
+    if inc.direction == "b2a":
+        sender, receiver = receiver, sender
+    resends = []
+    if w.fill is not None:
+        f = w.fill
+        resends.append(Resend(f.index, (f.time_ns - start_ns) / 1e6, 1, "fill", f.evidence, None, None, None))
+    for r in w.resends:
+        rtd = None if r.rtd_ns is None else r.rtd_ns / 1e6
+        resends.append(Resend(r.index, (r.time_ns - start_ns) / 1e6, len(resends) + 1, r.trigger, r.evidence, r.spurious, rtd, r.episode))
+    lat_ack = inc.latency_ack_ns
+    return Region(
+        conn=c.id,
+        direction=inc.direction,
+        sender=_label(*sender),
+        receiver=_label(*receiver),
+        start=inc.start,
+        end=inc.end,
+        seq=inc.seq,
+        where=inc.where,
+        lost=inc.lost,
+        first_index=inc.first_index,
+        first_ms=(inc.first_ns - start_ns) / 1e6,
+        retransmissions=inc.retransmissions,
+        latency_rexmit_ms=inc.latency_rexmit_ns / 1e6,
+        latency_ack_ms=None if lat_ack is None else lat_ack / 1e6,
+        resends=resends,
+        rows=reg.collector.finish(),
+        complete=reg.done,
+    )
+
+
+def _resend_indices(w: Wanted) -> list[int]:
+    """Record numbers of the incident's retransmissions in send order (the hole fill first)."""
+    return ([w.fill.index] if w.fill is not None else []) + [r.index for r in w.resends]
+
+
+def _label(addr: str, port: int) -> str:
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
+
+
+# --------------------------------------------------------------------------- output
+
+
+def region_dicts(regions: Iterable[Region]) -> list[dict]:
+    """The regions as plain dicts (the JSON output)."""
+    return [asdict(r) for r in regions]
+
+
+def _row_text(r: RegionRow) -> str:
+    mark = "RTR" if r.rtr else "rtr" if r.rexmit else "DUP" if r.dup else ""
+    if r.kind == "PKT":
+        what = f"PKT seq {_n(r.seq):>10} len {r.len:>5}"
+        if r.dir == "<-" and r.ack is not None:
+            what += f" ack {_n(r.ack)}"
+    else:
+        what = f"ACK ack {_n(r.ack):>10}"
+    if r.flags:
+        what += f" [{r.flags}]"
+    if r.sack:
+        what += " SACK " + " ".join(f"{lo}-{hi}" for lo, hi in r.sack)
+    note = {
+        "original": "  <-- Transmitted",
+        "retransmission": f"  <-- {r.nth}. Retransmission",
+        "hole_opened": "  <-- hole opened (original not seen here)",
+        "covering_ack": "  <-- covering ACK",
+    }.get(r.mark or "", "")
+    return f"{r.index:>8} {r.t_ms:>12.3f} {r.dir} {mark:<3} {what}{note}"
+
+
+def _n(v: int | None) -> str:
+    return "?" if v is None else str(v)
+
+
+def region_text(reg: Region) -> str:
+    """One region, readable (loss_details' layout with a direction column and SACK blocks)."""
+    first = reg.resends[0].index if reg.resends else reg.first_index
+    unseen = reg.first_index is None or reg.first_index == first
+    lost = reg.where if reg.lost else "nowhere (all resends spurious)"
+    out = [
+        f"Connection {reg.conn} ({reg.sender} -> {reg.receiver}), {reg.direction} bytes {reg.start}-{reg.end} (seq {reg.seq}, {reg.end - reg.start} bytes), lost {lost}",
+        f"Retransmission region for packet {first}{' (original transmission not seen here)' if unseen else ''}",
+        f"{'index':>8} {'t ms':>12} dir mark",
+    ]
+    for row in reg.rows:
+        if isinstance(row, Elided):
+            out.append(f"{'':>8} {'':>12} ... {row.elided} packets not shown ...")
+        else:
+            out.append(_row_text(row))
+    if not reg.complete:
+        out.append(f"{'':>8} {'':>12} ... the capture ends here")
+    out.append(f"  Retransmission count: {reg.retransmissions}")
+    out.append(f"  Time between first trans and last retrans: {reg.latency_rexmit_ms:.3f} ms")
+    ack = "never seen" if reg.latency_ack_ms is None else f"{reg.latency_ack_ms:.3f} ms"
+    out.append(f"  Time between first trans and final ACK: {ack}")
+    for r in reg.resends:
+        rtd = "" if r.rtd_ms is None else f", RTD {r.rtd_ms:.3f} ms"
+        spur = f"; SPURIOUS ({r.spurious})" if r.spurious else ""
+        out.append(f"  {r.nth}. packet {r.index} at {r.t_ms:.3f} ms: {r.trigger}{rtd}{spur}: {r.evidence}")
+    return "\n".join(out) + "\n"
+
+
+LEGEND = "marks: DUP duplicate ACK, RTR retransmission of these bytes, rtr retransmission of other bytes; -> data sender to receiver, <- back"
+
+
+def render_text(regions: list[Region]) -> str:
+    if not regions:
+        return ""
+    return LEGEND + "\n\n" + "\n".join(region_text(r) for r in regions)
