@@ -9,7 +9,7 @@ Sequence numbers (``start``/``end``) are relative to the direction's ISN (the SY
 data byte 1) or, without a SYN, to the first sequence number seen; ``seq`` is the 32-bit value on
 the wire. Times are nanoseconds since the epoch (``*_ns``) on the capture clock; delays are
 nanoseconds. The numbers are what the capture shows at its vantage point: a delay measured near
-the receiver is the sender's delay shifted by the path, see ``docs/loss.md``.
+the receiver is the sender's delay shifted by the path, see ``docs/report.md``.
 """
 from __future__ import annotations
 
