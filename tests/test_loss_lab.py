@@ -105,3 +105,25 @@ def test_receiver_side_losses_are_holes_later_filled(run: Path) -> None:
     # one loss per hole filled: a dropped retransmission of the same hole is invisible
     # downstream, and an upstream loss is timed by when the hole opened (one RTT window)
     assert s.drop_recall >= 0.85 and s.drop_precision >= 0.9, s.summary()
+
+
+def _rto_rtds(name: str) -> list[tuple[int, float]]:
+    res = analyze(str(ROOT / "tests" / "data" / "lab" / name / "sender.pcap")).loss[(0, "a2b")]
+    return [(r.backoff, r.rtd_ns / 1e6) for r in res.retransmissions if r.trigger == "rto" and r.rtd_ns is not None]
+
+
+def test_thin_stream_rtds_sit_at_the_rto_level_and_double_with_backoff() -> None:
+    """Thin stream, bursty loss: successive timeouts of one segment double (RFC 6298 5.5), as in
+    the thesis tables; the kernel truth of this run has backoff 0-5."""
+    rtds = _rto_rtds("thin_bursty_backoff")
+    assert max(b for b, _ in rtds) >= 4
+    for (b0, x0), (b1, x1) in zip(rtds, rtds[1:]):
+        if b1 == b0 + 1 and b0 >= 1:
+            assert x1 == pytest.approx(2 * x0, rel=0.1)
+    assert min(x for b, x in rtds if b == 1) > 400  # RTO level: well above the 200 ms RTT
+
+
+def test_thin_linear_timeouts_keep_the_rto_flat() -> None:
+    """tcp_thin_linear_timeouts: up to 6 timeouts of a thin stream without doubling."""
+    later = [x for b, x in _rto_rtds("thin_linear_timeouts") if b >= 1]
+    assert len(later) >= 6 and max(later) < 1.2 * min(later)
