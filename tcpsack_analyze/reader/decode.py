@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcpsack_analyze.reader.fields import be16, be32, take_bytes
+from tcpsack_analyze.reader.fields import be16, gather, take_bytes
 from tcpsack_analyze.reader.linklayer import SUPPORTED, locate_ip
 from tcpsack_analyze.reader.options import TcpOptions, parse_options
 from tcpsack_analyze.reader.records import RecordBatch
@@ -68,32 +68,50 @@ class PacketBatch:
         return int(self.index.shape[0])
 
 
+IPV4_HEADER = np.dtype(
+    [("vihl", "u1"), ("tos", "u1"), ("len", ">u2"), ("id", ">u2"), ("frag", ">u2"), ("ttl", "u1"),
+     ("proto", "u1"), ("csum", ">u2"), ("src", "u1", (4,)), ("dst", "u1", (4,))]
+)
+TCP_HEADER = np.dtype(
+    [("sport", ">u2"), ("dport", ">u2"), ("seq", ">u4"), ("ack", ">u4"), ("off_flags", ">u2"), ("win", ">u2"),
+     ("csum", ">u2"), ("urp", ">u2")]
+)
+
+
 def decode_batch(rec: RecordBatch, keep: np.ndarray | None = None) -> tuple[PacketBatch, DecodeCounts]:
     """Decode the TCP packets of ``rec`` (optionally only the records where ``keep`` is true)."""
     counts = DecodeCounts(records=len(rec))
     buf = rec.buf
-    start, caplen, wirelen = rec.start, rec.caplen, rec.wirelen
-    sel = np.arange(len(rec), dtype=np.int64)
+    sel: np.ndarray | None = None  # the records decoded; None: all of them
     if keep is not None:
-        counts.filtered_out = int((~keep).sum())
-        sel = sel[keep]
-    lts = rec.linktype[sel]
-    unsupported = ~np.isin(lts, list(SUPPORTED))
-    if unsupported.any():
-        vals, cnt = np.unique(lts[unsupported], return_counts=True)
-        counts.unsupported_linktype = {int(v): int(c) for v, c in zip(vals, cnt)}
-        sel = sel[~unsupported]
-    s, cl, wl = start[sel], caplen[sel], wirelen[sel]
+        counts.filtered_out = int(len(rec) - np.count_nonzero(keep))
+        sel = np.nonzero(keep)[0]
+    lts = rec.linktype if sel is None else rec.linktype[sel]
+    if lts.size and (lts == lts[0]).all():  # the usual case: one link type
+        if int(lts[0]) not in SUPPORTED:
+            counts.unsupported_linktype = {int(lts[0]): int(lts.size)}
+            sel = np.zeros(0, dtype=np.int64)
+    else:
+        unsupported = ~np.isin(lts, list(SUPPORTED))
+        if unsupported.any():
+            vals, cnt = np.unique(lts[unsupported], return_counts=True)
+            counts.unsupported_linktype = {int(v): int(c) for v, c in zip(vals, cnt)}
+            sel = np.nonzero(~unsupported)[0] if sel is None else sel[~unsupported]
+    if sel is not None:
+        s, cl, wl, lts = rec.start[sel], rec.caplen[sel], rec.wirelen[sel], rec.linktype[sel]
+    else:
+        s, cl, wl = rec.start, rec.caplen, rec.wirelen
     end = s + cl
-    ipoff, ver, tagged = locate_ip(buf, s, cl, rec.linktype[sel])
-    counts.non_ip = int((ver == 0).sum())
+    ipoff, ver, tagged = locate_ip(buf, s, cl, lts)
+    counts.non_ip = int(np.count_nonzero(ver == 0))
 
-    # IPv4
+    # IPv4 (the header is read for every row; rows of other versions overwrite or ignore it)
+    ip = gather(buf, ipoff, IPV4_HEADER)
     v4 = ver == 4
-    ihl = (buf[ipoff] & 0x0F).astype(np.int64) * 4
-    tot = be16(buf, ipoff + 2)
-    proto = np.where(v4, buf[ipoff + 9], 0).astype(np.int64)
-    frag4 = v4 & ((be16(buf, ipoff + 6) & 0x3FFF) != 0)
+    ihl = (ip["vihl"] & 0x0F).astype(np.int64) * 4
+    tot = ip["len"].astype(np.int64)
+    proto = np.where(v4, ip["proto"], 0).astype(np.int64)
+    frag4 = v4 & ((ip["frag"] & 0x3FFF) != 0)
     iplen = np.where(tot == 0, wl - (ipoff - s), tot)  # TSO / BIG TCP: length field 0
     l4 = ipoff + ihl
     bad = v4 & ((ihl < 20) | (ipoff + 20 > end))
@@ -128,51 +146,62 @@ def decode_batch(rec: RecordBatch, keep: np.ndarray | None = None) -> tuple[Pack
         # cut inside the IPv6 header or its extension-header chain: truncated, not "non-TCP"
         bad[i6] |= (ipoff[i6] + 40 > end[i6]) | (np.isin(nh, IPV6_EXTENSIONS) & (p + 8 > end[i6]))
     frag = frag4 | frag6
-    counts.ip_fragments = int(frag.sum())
+    counts.ip_fragments = int(np.count_nonzero(frag))
     ip_ok = (v4 | v6) & ~bad & ~frag
-    counts.truncated_tcp += int(((v4 | v6) & bad).sum())
-    counts.non_tcp = int((ip_ok & (proto != IPPROTO_TCP)).sum())
-    tcp = ip_ok & (proto == IPPROTO_TCP)
+    counts.truncated_tcp += int(np.count_nonzero((v4 | v6) & bad))
+    is_tcp = proto == IPPROTO_TCP
+    counts.non_tcp = int(np.count_nonzero(ip_ok & ~is_tcp))
+    tcp = ip_ok & is_tcp
     short = tcp & (l4 + 20 > end)
-    counts.truncated_tcp += int(short.sum())
-    tcp &= ~short
-    doff = (buf[np.where(tcp, l4, s) + 12] >> 4).astype(np.int64) * 4  # l4 of non-TCP rows may lie past the buffer
-    paylen = paytot - doff
-    malformed = tcp & ((doff < 20) | (paylen < 0))
-    counts.malformed = int(malformed.sum())
-    tcp &= ~malformed
+    counts.truncated_tcp += int(np.count_nonzero(short))
+    t = np.nonzero(tcp & ~short)[0]
 
-    t = np.nonzero(tcp)[0]
+    # the TCP header of every row left, in one read (its 20 bytes are captured)
     l4t = l4[t]
-    rows = sel[t]
-    src = np.empty((t.shape[0], 16), dtype=np.uint8)
-    dst = np.empty((t.shape[0], 16), dtype=np.uint8)
+    th = gather(buf, l4t, TCP_HEADER)
+    off_flags = th["off_flags"].astype(np.int64)
+    doff = (off_flags >> 12) * 4
+    paylen = paytot[t] - doff
+    malformed = (doff < 20) | (paylen < 0)
+    counts.malformed = int(np.count_nonzero(malformed))
+    if counts.malformed:
+        ok = ~malformed
+        t, l4t, th, off_flags, doff, paylen = t[ok], l4t[ok], th[ok], off_flags[ok], doff[ok], paylen[ok]
+
+    rows = t if sel is None else sel[t]
+    m = t.shape[0]
+    src = np.empty((m, 16), dtype=np.uint8)
+    dst = np.empty((m, 16), dtype=np.uint8)
     is4 = v4[t]
-    if is4.any():
-        o = ipoff[t][is4]
+    if is4.all():
+        src[:, :12] = V4_MAPPED
+        dst[:, :12] = V4_MAPPED
+        src[:, 12:] = ip["src"][t]
+        dst[:, 12:] = ip["dst"][t]
+    else:
+        t4 = t[is4]
         src[is4, :12] = V4_MAPPED
         dst[is4, :12] = V4_MAPPED
-        src[is4, 12:] = take_bytes(buf, o + 12, 4)
-        dst[is4, 12:] = take_bytes(buf, o + 16, 4)
-    if (~is4).any():
-        o = ipoff[t][~is4]
+        src[is4, 12:] = ip["src"][t4]
+        dst[is4, 12:] = ip["dst"][t4]
+        o = ipoff[t[~is4]]
         src[~is4] = take_bytes(buf, o + 8, 16)
         dst[~is4] = take_bytes(buf, o + 24, 16)
-    opts = parse_options(buf, l4t + 20, l4t + doff[t], end[t])
+    opts = parse_options(buf, l4t + 20, l4t + doff, end[t])
     batch = PacketBatch(
         index=rows + rec.first_index,
         ts_ns=rec.ts_ns[rows],
         ipver=ver[t],
         src=src,
         dst=dst,
-        sport=be16(buf, l4t),
-        dport=be16(buf, l4t + 2),
-        seq=be32(buf, l4t + 4),
-        ack=be32(buf, l4t + 8),
-        flags=((buf[l4t + 12].astype(np.int64) & 1) << 8) | buf[l4t + 13],
-        win=be16(buf, l4t + 14),
-        hdrlen=doff[t],
-        paylen=paylen[t],
+        sport=th["sport"].astype(np.int64),
+        dport=th["dport"].astype(np.int64),
+        seq=th["seq"].astype(np.int64),
+        ack=th["ack"].astype(np.int64),
+        flags=off_flags & 0x1FF,
+        win=th["win"].astype(np.int64),
+        hdrlen=doff,
+        paylen=paylen,
         vlan=tagged[t],
         opts=opts,
     )

@@ -40,47 +40,50 @@ def locate_ip(buf: np.ndarray, start: np.ndarray, caplen: np.ndarray, linktype: 
     and unsupported link types (the caller counts those separately).
     """
     n = start.shape[0]
+    if n and (linktype == linktype[0]).all():  # the usual case: one link type, no row selection
+        return _locate(buf, start, caplen, int(linktype[0]))
     off = np.zeros(n, dtype=np.int64)
     ver = np.zeros(n, dtype=np.int64)
     tagged = np.zeros(n, dtype=bool)
     for lt in np.unique(linktype):
         sel = np.nonzero(linktype == lt)[0]
-        s = start[sel]
-        if lt == ETHERNET:
-            o = s + 14
-            et = be16(buf, s + 12)
-            tag = np.zeros(sel.shape[0], dtype=bool)
-            for _ in range(3):  # up to three stacked tags (QinQ and more)
-                is_tag = np.isin(et, VLAN_TPIDS)
-                if not is_tag.any():
-                    break
-                tag |= is_tag
-                et = np.where(is_tag, be16(buf, o + 2), et)
-                o = np.where(is_tag, o + 4, o)
-            pppoe = et == PPPOE_SESSION
-            if pppoe.any():
-                proto = be16(buf, o + 6)
-                et = np.where(pppoe, np.where(proto == PPP_IPV4, ETH_IPV4, np.where(proto == PPP_IPV6, ETH_IPV6, 0)), et)
-                o = np.where(pppoe, o + 8, o)
-            v = _from_ethertype(et)
-            tagged[sel] = tag
-        elif lt in RAW_LINKTYPES or lt in (IPV4_ONLY, IPV6_ONLY):
-            o = s
-            nib = buf[s] >> 4
-            v = np.where(nib == 4, 4, np.where(nib == 6, 6, 0))
-        elif lt == SLL:
-            o = s + 16
-            v = _from_ethertype(be16(buf, s + 14))
-        elif lt == SLL2:
-            o = s + 20
-            v = _from_ethertype(be16(buf, s))
-        elif lt in (NULL, LOOP):
-            o = s + 4
-            fam = be32(buf, s) if lt == LOOP else np.where(le32(buf, s) < 256, le32(buf, s), be32(buf, s))
-            v = np.where(fam == 2, 4, np.where(np.isin(fam, AF_INET6_VALUES), 6, 0))
-        else:
-            continue
-        short = o >= s + caplen[sel]
-        off[sel] = o
-        ver[sel] = np.where(short, 0, v)
+        off[sel], ver[sel], tagged[sel] = _locate(buf, start[sel], caplen[sel], int(lt))
     return off, ver, tagged
+
+
+def _locate(buf: np.ndarray, s: np.ndarray, caplen: np.ndarray, lt: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`locate_ip` for records of the one link type ``lt``."""
+    tag = np.zeros(s.shape[0], dtype=bool)
+    if lt == ETHERNET:
+        o = s + 14
+        et = be16(buf, s + 12)
+        for _ in range(3):  # up to three stacked tags (QinQ and more)
+            is_tag = (et == VLAN_TPIDS[0]) | (et == VLAN_TPIDS[1]) | (et == VLAN_TPIDS[2])
+            if not is_tag.any():
+                break
+            tag |= is_tag
+            et = np.where(is_tag, be16(buf, o + 2), et)
+            o = np.where(is_tag, o + 4, o)
+        pppoe = et == PPPOE_SESSION
+        if pppoe.any():
+            proto = be16(buf, o + 6)
+            et = np.where(pppoe, np.where(proto == PPP_IPV4, ETH_IPV4, np.where(proto == PPP_IPV6, ETH_IPV6, 0)), et)
+            o = np.where(pppoe, o + 8, o)
+        v = _from_ethertype(et)
+    elif lt in RAW_LINKTYPES or lt in (IPV4_ONLY, IPV6_ONLY):
+        o = s
+        nib = buf[s] >> 4
+        v = np.where(nib == 4, 4, np.where(nib == 6, 6, 0))
+    elif lt == SLL:
+        o = s + 16
+        v = _from_ethertype(be16(buf, s + 14))
+    elif lt == SLL2:
+        o = s + 20
+        v = _from_ethertype(be16(buf, s))
+    elif lt in (NULL, LOOP):
+        o = s + 4
+        fam = be32(buf, s) if lt == LOOP else np.where(le32(buf, s) < 256, le32(buf, s), be32(buf, s))
+        v = np.where(fam == 2, 4, np.where(np.isin(fam, AF_INET6_VALUES), 6, 0))
+    else:
+        return np.zeros(s.shape[0], dtype=np.int64), np.zeros(s.shape[0], dtype=np.int64), tag
+    return o, np.where(o >= s + caplen, 0, v).astype(np.int64, copy=False), tag
