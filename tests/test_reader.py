@@ -865,10 +865,11 @@ def test_walk_kernels_compiled_equal_interpreted(blocks, junk, big, n_ifaces, li
     """The kernels give the same result compiled as interpreted, on well-formed and corrupt bytes."""
     data = _pcapng_soup(blocks, ">" if big else "<") + junk
     pcap = pcap_bytes([Rec(i, b[3]) for i, b in enumerate(blocks)], big_endian=big)[24:] + junk
+    swap = big != walk.HOST_BIG_ENDIAN
     for kernel, raw, args in (
-        (pcapng_walk, data, (big, n_ifaces)),
-        (walk.pcap_walk, pcap, (big, limit)),
-        (walk.pcap_walk, data, (big, limit)),  # pcap walker over other bytes: garbage lengths
+        (pcapng_walk, data, (big, swap, n_ifaces)),
+        (walk.pcap_walk, pcap, (swap, limit)),
+        (walk.pcap_walk, data, (swap, limit)),  # pcap walker over other bytes: garbage lengths
     ):
         buf = padded(raw)
         n = len(raw)

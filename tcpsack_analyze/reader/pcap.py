@@ -17,7 +17,7 @@ from tcpsack_analyze.reader.fields import gather, u32
 from tcpsack_analyze.reader.linklayer import SUPPORTED
 from tcpsack_analyze.reader.records import RecordBatch
 from tcpsack_analyze.reader.source import ByteSource
-from tcpsack_analyze.reader.walk import Mode, pcap_walk
+from tcpsack_analyze.reader.walk import HOST_BIG_ENDIAN, Mode, pcap_walk
 
 MAGIC_USEC = 0xA1B2C3D4
 MAGIC_NSEC = 0xA1B23C4D
@@ -55,6 +55,7 @@ def iter_pcap(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Record
         raise CaptureError(src.path, 20, f"unsupported link type {linktype} in the pcap file header")
     limit = max(snaplen, MAX_SNAPLEN)
     big = endian == ">"
+    swap = big != HOST_BIG_ENDIAN
 
     carry = np.empty(0, dtype=np.uint8)  # the unfinished record at the end of the last chunk
     base = 24  # stream offset of the current chunk's first byte
@@ -66,7 +67,7 @@ def iter_pcap(src: ByteSource, head: bytes, chunk_bytes: int) -> Iterator[Record
         count = pos = 0
         while True:
             room = mode.room(hdr_pos, count)
-            k, pos, too_long = pcap_walk(mode.compiled, buf, pos, n, big, limit, room)
+            k, pos, too_long = pcap_walk(mode.compiled, buf, pos, n, swap, limit, room)
             count += k
             if too_long or k < len(room) or count == len(hdr_pos):
                 break
