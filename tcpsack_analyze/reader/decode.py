@@ -20,6 +20,7 @@ from tcpsack_analyze.reader.records import RecordBatch
 IPPROTO_TCP = 6
 IPV6_EXTENSIONS = (0, 43, 60, 51, 44)  # hop-by-hop, routing, destination, AH, fragment
 V4_MAPPED = np.array([0] * 10 + [0xFF, 0xFF], dtype=np.uint8)
+V4_MAPPED_WORDS = V4_MAPPED.view(np.uint32)  # the same 12 bytes as three host-order words
 
 FIN, SYN, RST, PSH, ACK, URG, ECE, CWR = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80
 
@@ -70,7 +71,7 @@ class PacketBatch:
 
 IPV4_HEADER = np.dtype(
     [("vihl", "u1"), ("tos", "u1"), ("len", ">u2"), ("id", ">u2"), ("frag", ">u2"), ("ttl", "u1"),
-     ("proto", "u1"), ("csum", ">u2"), ("src", "u1", (4,)), ("dst", "u1", (4,))]
+     ("proto", "u1"), ("csum", ">u2"), ("src", "=u4"), ("dst", "=u4")]  # addresses: raw bytes
 )
 TCP_HEADER = np.dtype(
     [("sport", ">u2"), ("dport", ">u2"), ("seq", ">u4"), ("ack", ">u4"), ("off_flags", ">u2"), ("win", ">u2"),
@@ -172,18 +173,20 @@ def decode_batch(rec: RecordBatch, keep: np.ndarray | None = None) -> tuple[Pack
     m = t.shape[0]
     src = np.empty((m, 16), dtype=np.uint8)
     dst = np.empty((m, 16), dtype=np.uint8)
+    # IPv4 addresses as v4-mapped IPv6, written a 32-bit word at a time (bytes kept in order)
+    src_w, dst_w = src.view(np.uint32), dst.view(np.uint32)
     is4 = v4[t]
     if is4.all():
-        src[:, :12] = V4_MAPPED
-        dst[:, :12] = V4_MAPPED
-        src[:, 12:] = ip["src"][t]
-        dst[:, 12:] = ip["dst"][t]
+        src_w[:, :3] = V4_MAPPED_WORDS
+        dst_w[:, :3] = V4_MAPPED_WORDS
+        src_w[:, 3] = ip["src"][t]
+        dst_w[:, 3] = ip["dst"][t]
     else:
         t4 = t[is4]
-        src[is4, :12] = V4_MAPPED
-        dst[is4, :12] = V4_MAPPED
-        src[is4, 12:] = ip["src"][t4]
-        dst[is4, 12:] = ip["dst"][t4]
+        src_w[is4, :3] = V4_MAPPED_WORDS
+        dst_w[is4, :3] = V4_MAPPED_WORDS
+        src_w[is4, 3] = ip["src"][t4]
+        dst_w[is4, 3] = ip["dst"][t4]
         o = ipoff[t[~is4]]
         src[~is4] = take_bytes(buf, o + 8, 16)
         dst[~is4] = take_bytes(buf, o + 24, 16)

@@ -73,6 +73,14 @@ def parse_options(
 _WORDS = np.dtype([("w", ">u4", (10,))])
 _NOP_NOP_TS = 0x0101080A  # NOP, NOP, kind 8, length 10
 _NOP_NOP_SACK = 0x01010500  # NOP, NOP, kind 5; plus the length in the low byte
+# By area length (44: none of the layouts), the word that makes a layout, or -1 (no 32-bit word
+# is -1): word 3 of NOP NOP TS NOP NOP SACK (1-3 blocks, 24-40 bytes), word 0 of NOP NOP SACK
+# (1-4 blocks, 12-36 bytes).
+_NO_LAYOUT = 44
+_TS_SACK_WORD3 = np.full(_NO_LAYOUT + 1, -1, dtype=np.int64)
+_TS_SACK_WORD3[[24, 32, 40]] = [_NOP_NOP_SACK + a - 14 for a in (24, 32, 40)]
+_SACK_WORD0 = np.full(_NO_LAYOUT + 1, -1, dtype=np.int64)
+_SACK_WORD0[[12, 20, 28, 36]] = [_NOP_NOP_SACK + a - 2 for a in (12, 20, 28, 36)]
 
 
 def _common_layouts(buf: np.ndarray, begin: np.ndarray, header_end: np.ndarray, captured_end: np.ndarray, out: TcpOptions) -> np.ndarray:
@@ -95,10 +103,11 @@ def _common_layouts(buf: np.ndarray, begin: np.ndarray, header_end: np.ndarray, 
     # past an area are read (they lie in the padded buffer) but never decide a match.
     w = gather(buf, begin, _WORDS)["w"]
     w0 = w[:, 0]
+    a = np.clip(area, 0, _NO_LAYOUT)  # for the tables below: one entry per area length
     ts = full & (w0 == _NOP_NOP_TS)
     ts_only = ts & (area == 12)
-    ts_sack = ts & ((area == 24) | (area == 32) | (area == 40)) & (w[:, 3] == area + (_NOP_NOP_SACK - 14))
-    sack_only = full & ((area == 12) | (area == 20) | (area == 28) | (area == 36)) & (w0 == area + (_NOP_NOP_SACK - 2))
+    ts_sack = ts & (w[:, 3] == _TS_SACK_WORD3.take(a))
+    sack_only = full & (w0 == _SACK_WORD0.take(a))
     syn = full & (area == 20) & ((w0 >> 16) == 0x0204) & (w[:, 1] == 0x0402080A) & ((w[:, 4] >> 8) == 0x010303)
 
     # out is fresh (every value absent): whole columns can be written at once
