@@ -9,9 +9,9 @@ arrays, and runs one of two ways, from the same source:
 - interpreted, reading the buffer through memoryviews (indexing gives Python ints): no
   start-up cost, 0.37 us (pcap) to 1.3 us (pcapng) per record;
 - compiled by numba (``njit(cache=True)``), reading it through a numpy view: 30-40 ns per
-  record, but importing numba (0.3 s) and loading the cached machine code (0.35 s) costs about
-  0.7 s per process, and the first compilation on a machine 1 s (pcap) and 1.8 s (pcapng) more
-  (figures of benchmarks/README.md).
+  record, but importing numba (0.2-0.4 s) and loading the cached machine code (0.25-0.35 s)
+  costs about 0.6-0.7 s per process, and the first compilation on a machine 0.7-1 s (pcap) and
+  0.8-1.8 s (pcapng) more (figures of benchmarks/README.md).
 
 So a capture is walked interpreted until it is known to be large (the kernel's
 ``compile_after`` records, counted or estimated from the file size: about where the
@@ -99,7 +99,8 @@ class Kernel:
                     return jit(u32_views(buf, True), *args)
                 except self._compile_error as exc:  # compilation happens at the first call
                     self._failure(exc)
-        return self.func(u32_views(buf, False), *args)
+        # interpreted: output arrays as memoryviews too (storing a Python int is cheaper)
+        return self.func(u32_views(buf, False), *(a.data if isinstance(a, np.ndarray) else a for a in args))
 
 
 HOST_BIG_ENDIAN = sys.byteorder == "big"
