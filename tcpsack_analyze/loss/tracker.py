@@ -158,9 +158,13 @@ class _Seg:
     tx_rexmit: list[Retransmission | None]  # the resend record of each transmission
     upstream: bool = False  # first seen filling a hole: the original never passed here
     opened_ns: int | None = None  # upstream: when the hole became visible
-    rexmits: list[Retransmission] = field(default_factory=list)
     covered_ns: int | None = None
     reported_missing: bool = False  # an ACK stopped inside it or SACK left it a hole
+
+    @property
+    def rexmits(self) -> list[Retransmission]:
+        """Its resends, in order (the transmissions that are retransmissions)."""
+        return [r for r in self.tx_rexmit if r is not None]
 
 
 @dataclass
@@ -528,7 +532,7 @@ class LossTracker:
         nth = max(len(sg.tx_ns) for sg in segs)
         una = self.snd_una if self.snd_una is not None else 0
         since_ack = None if self.last_ack_ns is None else t - self.last_ack_ns
-        last = max(x for x in (self.last_ack_ns, self.last_send_ns, prev_ns) if x is not None) if (self.last_ack_ns or self.last_send_ns or prev_ns) else t
+        last = max((x for x in (self.last_ack_ns, self.last_send_ns, prev_ns) if x is not None), default=t)
         silence = t - last
         sacked_bytes = self.sacked.overlap(s, 1 << 62)
         mss = self.mss or max(e - s, 1)
@@ -537,7 +541,7 @@ class LossTracker:
         highest = e >= self.snd_max
         head = s <= una
         rtd = None if prev_ns is None else t - prev_ns
-        trigger, evidence, timer = self._classify(segs, rtd, since_ack, sacked_segs, is_lost, highest, head, flight)
+        trigger, evidence = self._classify(segs, rtd, since_ack, sacked_segs, is_lost, highest, head, flight)
         ep = self.episode
         if trigger == RTO:
             self._rto_run += 1
@@ -563,7 +567,7 @@ class LossTracker:
             nth=nth,
             trigger=trigger,
             episode=None if ep is None else ep.id,
-            rtd_ns=None if prev_ns is None else t - prev_ns,
+            rtd_ns=rtd,
             dupacks=self.dup_run,
             sacked_segments=sacked_segs,
             silence_ns=silence,
@@ -593,19 +597,18 @@ class LossTracker:
             sg.tx_tsval.append(tsval)
             sg.tx_pos.append(pos)
             sg.tx_rexmit.append(r)
-            sg.rexmits.append(r)
         self.retransmissions.append(r)
         if r.spurious is None:
             self._pending.append((r, segs))
 
     def _classify(
         self, segs: list[_Seg], rtd: int | None, since_ack: int | None, sacked_segs: int, is_lost: bool, highest: bool, head: bool, flight: int
-    ) -> tuple[str, str, bool]:
+    ) -> tuple[str, str]:
         """The trigger of a resend, with its evidence (module docstring)."""
         tm = self.timing
         srtt = tm.srtt_full_ns
         if since_ack is None or srtt is None:
-            return AMBIGUOUS, "no ACK or no RTT sample yet: cannot tell a timer from ACK clocking", False
+            return AMBIGUOUS, "no ACK or no RTT sample yet: cannot tell a timer from ACK clocking"
         lag = since_ack - (tm.turnaround_ns or 0)
         timer = lag > max(srtt / 2, MIN_TIMER_GAP_NS)
         clock = f"{since_ack / 1e6:.1f} ms after the last ACK (turnaround {(tm.turnaround_ns or 0) / 1e6:.1f} ms, SRTT {srtt / 1e6:.1f} ms)"
@@ -613,28 +616,28 @@ class LossTracker:
         if self.episode is not None:
             again = any(r.episode == self.episode.id for sg in segs for r in sg.rexmits)
             if timer and head and (again or self.episode.trigger == RTO or lag > (tm.rto_ns or 0)):
-                return RTO, f"timer: head resent {clock}", True
+                return RTO, f"timer: head resent {clock}"
             # dupACKs do not restart the retransmission timer (RFC 6298 section 5): a head resent
             # again long after its last resend, not right after an ACK, is the timer's
             if head and again and rtd is not None and rtd > max(2 * srtt, tm.rto_ns or 0) and lag > MIN_TIMER_GAP_NS:
-                return RTO, f"timer: head resent again {rtd / 1e6:.1f} ms after its last resend, {clock}", True
-            return RECOVERY, f"in episode {self.episode.id} ({self.episode.trigger}); {dup}", timer
+                return RTO, f"timer: head resent again {rtd / 1e6:.1f} ms after its last resend, {clock}"
+            return RECOVERY, f"in episode {self.episode.id} ({self.episode.trigger}); {dup}"
         if not timer and (self.dup_run or sacked_segs):
             if self.dup_run >= DUP_THRESH or is_lost:
-                return FAST, f"{dup}; {clock}", False
-            return EARLY, f"{dup} (< {DUP_THRESH}); {clock}", False
+                return FAST, f"{dup}; {clock}"
+            return EARLY, f"{dup} (< {DUP_THRESH}); {clock}"
         if timer and lag < srtt and (rtd is None or rtd < 2 * srtt):
             # sooner than any RTO (> SRTT, RFC 6298 s. 2) after an ACK, and about an RTT after the
             # segment was last sent: RACK's reordering timer (RFC 8985 s. 6.2) or a probe
             if self.dup_run or sacked_segs:
-                return EARLY, f"timer sooner than an RTO, {dup} (RACK reordering timer); {clock}", True
+                return EARLY, f"timer sooner than an RTO, {dup} (RACK reordering timer); {clock}"
             if highest:
-                return TLP, f"timer: highest segment resent {clock}", True
+                return TLP, f"timer: highest segment resent {clock}"
         if timer:
             if highest and self._tlp_armed and self._rto_run == 0 and (not head or flight <= 1):
-                return TLP, f"timer: highest segment resent {clock}", True
-            return RTO, f"timer: {'head' if head else 'segment'} resent {clock}", True
-        return AMBIGUOUS, f"ACK-clocked but {dup}, outside any episode; {clock}", False
+                return TLP, f"timer: highest segment resent {clock}"
+            return RTO, f"timer: {'head' if head else 'segment'} resent {clock}"
+        return AMBIGUOUS, f"ACK-clocked but {dup}, outside any episode; {clock}"
 
     # -------------------------------------------------------------- finish
     def finish(self) -> LossResult:
