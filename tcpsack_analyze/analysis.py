@@ -25,6 +25,7 @@ from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S, FlowTable
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott, bursts
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
+from tcpsack_analyze.loss.patterns import fit_gilbert_elliott_all
 from tcpsack_analyze.loss.summary import combine
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
@@ -162,7 +163,12 @@ def analyze(
         c.id = renumber[c.id]  # type: ignore[attr-defined]
     per_conn = {c.id: tuple(c.loss_results()) for c in live}  # type: ignore[attr-defined]
     loss = {(cid, r.name): r for cid, pair in per_conn.items() for r in pair}
-    conns = [connection_report(c, per_conn[c.id]) for c in live]  # type: ignore[attr-defined, arg-type]
+    fits = fit_gilbert_elliott_all([r.lost_flags for r in loss.values()])
+    fit_of = dict(zip(loss, fits))
+    conns = [
+        connection_report(c, per_conn[c.id], (fit_of[c.id, "a2b"], fit_of[c.id, "b2a"]))  # type: ignore[attr-defined, arg-type]
+        for c in live
+    ]
     totals = combine(
         list(loss.values()),
         [c.a2b.duplicate_acks + c.b2a.duplicate_acks for c in conns],

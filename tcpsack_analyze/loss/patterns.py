@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from types import EllipsisType
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -32,6 +33,7 @@ __all__ = [
     "achieved_percent",
     "bursts",
     "fit_gilbert_elliott",
+    "fit_gilbert_elliott_all",
     "gilbert_estimate",
     "loss_events",
     "loss_pattern",
@@ -42,6 +44,11 @@ MIN_FIT_SEGMENTS = 10  # fewer transmissions say nothing about a two-state chain
 MAX_ITERATIONS = 200  # forward-backward passes at the most
 TOLERANCE = 1e-8  # stop when a cycle gains less log-likelihood than this share of it
 PROBABILITY_FLOOR = 1e-9  # how far inside [0, 1] an accelerated step lands
+# _run_powers uses its closed form where 1 - l2/l1 >= DISTINCT_EIGENVALUES and no entry of the
+# first projection exceeds PROJECTION_LIMIT; there it agrees with squaring to about 1e-13 (the
+# error grows with the square of the projections).
+DISTINCT_EIGENVALUES = 1e-2
+PROJECTION_LIMIT = 10.0
 SCAN_CHUNK = 32  # matrices per chunk in the blocked scan of the forward and backward passes
 # The simple Gilbert estimate puts the loss probabilities on the boundary (0 and 1) and may put
 # p or r there too; Baum-Welch cannot move a parameter off 0 or 1 (a state that never loses is
@@ -161,8 +168,15 @@ def loss_events(lost: np.ndarray, times_ns: np.ndarray, rtt_ns: float | None) ->
     return np.column_stack((index[first], np.diff(np.append(first, len(index))))).astype(np.int64)
 
 
-def loss_pattern(lost: np.ndarray, times_ns: np.ndarray, rtt_ns: float | None = None) -> LossPattern:
-    """All the loss statistics of one direction's transmissions (see :class:`LossPattern`)."""
+def loss_pattern(
+    lost: np.ndarray, times_ns: np.ndarray, rtt_ns: float | None = None, gilbert_elliott: GilbertElliott | None | EllipsisType = ...
+) -> LossPattern:
+    """All the loss statistics of one direction's transmissions (see :class:`LossPattern`).
+
+    ``gilbert_elliott`` is the sequence's Baum-Welch fit when the caller has it already (a
+    capture's directions are fitted together, :func:`fit_gilbert_elliott_all`); by default
+    it is fitted here.
+    """
     lost = np.asarray(lost, dtype=bool)
     if lost.ndim != 1:
         raise ValueError("lost must be one-dimensional")
@@ -187,7 +201,7 @@ def loss_pattern(lost: np.ndarray, times_ns: np.ndarray, rtt_ns: float | None = 
         bursty_share=None if isolated is None else 1.0 - isolated,
         losses_per_event_histogram=_histogram(events[:, 1]),
         gilbert=gilbert_estimate(lost),
-        gilbert_elliott=fit_gilbert_elliott(lost),
+        gilbert_elliott=fit_gilbert_elliott(lost) if gilbert_elliott is ... else gilbert_elliott,
     )
 
 
@@ -198,8 +212,9 @@ def gilbert_estimate(lost: np.ndarray) -> GilbertElliott | None:
     maximum-likelihood transition probabilities are counts: p = bursts / good transmissions
     followed by another (the chain's start counts as one), r = bursts that ended / lost
     transmissions followed by another. Up to the ends of the sequence these are the textbook
-    p = bursts / received and r = 1/b; r is 1/b when no lost transmission has a successor.
-    None with no losses or fewer than MIN_FIT_SEGMENTS transmissions.
+    p = bursts / received and r = 1/b; r is 1/b when no lost transmission has a successor. The
+    log-likelihood is the same counts times the logs of their probabilities. None with no losses
+    or fewer than MIN_FIT_SEGMENTS transmissions.
     """
     lost = np.asarray(lost, dtype=bool)
     n, lost_count = int(lost.size), int(lost.sum())
@@ -207,17 +222,28 @@ def gilbert_estimate(lost: np.ndarray) -> GilbertElliott | None:
         return None
     burst_count = len(bursts(lost))
     last_lost = int(lost[-1])
-    p = burst_count / (1 + (n - lost_count) - (1 - last_lost))
-    left_bad = lost_count - last_lost
-    r = (burst_count - last_lost) / left_bad if left_bad else burst_count / lost_count
-    log_likelihood = _expected_counts(_runs(lost), p, r, 0.0, 1.0)[1]
+    leave_good = 1 + (n - lost_count) - (1 - last_lost)  # good -> anything, the start included
+    leave_bad = lost_count - last_lost  # bad -> anything
+    ended = burst_count - last_lost  # bad -> good
+    p = burst_count / leave_good
+    r = ended / leave_bad if leave_bad else burst_count / lost_count
+    moves = np.array([leave_good - burst_count, burst_count, ended, leave_bad - ended], dtype=float)
+    used = moves > 0  # a move that never happens adds nothing, even with probability 0
+    log_likelihood = float((moves[used] * np.log(np.array([1.0 - p, p, r, 1.0 - r])[used])).sum())
     return GilbertElliott(p, r, 0.0, 1.0, log_likelihood, "gilbert", 0, True)
 
 
 def fit_gilbert_elliott(
     lost: np.ndarray, max_iterations: int = MAX_ITERATIONS, tolerance: float = TOLERANCE
 ) -> GilbertElliott | None:
-    """Fit a two-state Gilbert-Elliott model to the sequence by Baum-Welch (EM).
+    """Fit a two-state Gilbert-Elliott model to one sequence: :func:`fit_gilbert_elliott_all` of one."""
+    return fit_gilbert_elliott_all([lost], max_iterations, tolerance)[0]
+
+
+def fit_gilbert_elliott_all(
+    sequences: Sequence[np.ndarray], max_iterations: int = MAX_ITERATIONS, tolerance: float = TOLERANCE
+) -> list[GilbertElliott | None]:
+    """Fit a two-state Gilbert-Elliott model to each sequence by Baum-Welch (EM), all at once.
 
     A hidden Markov model with two states and Bernoulli (lost or not) emissions, started from the
     simple Gilbert estimate (:func:`gilbert_estimate`) moved START_MARGIN inside the parameter
@@ -226,71 +252,92 @@ def fit_gilbert_elliott(
     expected transition and emission counts (:func:`_maximise`). Plain EM crawls when the best
     fit lies near the edge of the parameter space (a good state that almost never loses, the
     common case), so the steps are accelerated by SQUAREM (:func:`_squarem_jump`), which keeps
-    EM's guarantee that the likelihood never falls. It stops when a cycle gains less than
+    EM's guarantee that the likelihood never falls. A fit stops when a cycle gains less than
     ``tolerance`` times the log-likelihood (``converged``), or after ``max_iterations``
     forward-backward passes (1 evaluates the start, 2 takes one plain EM step); the result is
-    the best point evaluated. A pass takes time in proportion to the runs of equal outcomes
-    (about twice the bursts), not to the transmissions: a million transmissions at 5% loss fit
-    in about a second. The state that loses more is reported as the bad one: EM keeps the roles
-    of its start, and should a jump ever exchange them, they are swapped back (the start state
-    then being the lossier one). None with no losses or fewer than MIN_FIT_SEGMENTS
-    transmissions.
+    the best point evaluated. The state that loses more is reported as the bad one: EM keeps the
+    roles of its start, and should a jump ever exchange them, they are swapped back (the start
+    state then being the lossier one). None for a sequence with no losses or fewer than
+    MIN_FIT_SEGMENTS transmissions.
+
+    The sequences are independent fits that share their passes: each pass runs the E step of
+    every fit still going as one set of array operations (a capture's directions are mostly
+    short, and a pass over one short sequence costs its numpy call overhead, not its length).
+    A pass takes time in proportion to the runs of equal outcomes (about twice the bursts), not
+    to the transmissions: a million transmissions at 5% loss fit in about a second.
     """
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be at least 1, not {max_iterations}")
-    start = gilbert_estimate(lost)
-    if start is None:
-        return None
-    runs = _runs(np.asarray(lost, dtype=bool))
-    passes = 0
-    best = (np.empty(4), -math.inf)
-
-    def em_step(theta: np.ndarray) -> tuple[np.ndarray, float]:
-        """The Baum-Welch update of (p, r, loss_good, loss_bad) and their log-likelihood."""
-        nonlocal passes, best
-        counts, log_likelihood = _expected_counts(runs, *theta)
-        passes += 1
-        if log_likelihood > best[1]:
-            best = (theta, log_likelihood)
-        return _maximise(counts, theta), log_likelihood
-
-    theta = np.clip([start.p, start.r, 0.0, 1.0], START_MARGIN, 1.0 - START_MARGIN)
-    previous, floor, fallback = -math.inf, -math.inf, theta
-    converged = False
-    while passes < max_iterations:
-        following, log_likelihood = em_step(theta)
-        if not log_likelihood >= floor:  # the jump went downhill: on from the plain EM point
-            theta, floor = fallback, -math.inf
-            continue
-        converged = log_likelihood - previous <= tolerance * abs(log_likelihood)
-        if converged or passes >= max_iterations:
-            break
-        previous = log_likelihood
-        after, floor = em_step(following)
-        theta, fallback = _squarem_jump(theta, following, after), after
-    (p, r, loss_good, loss_bad), log_likelihood = best
-    if loss_good > loss_bad:
-        p, r, loss_good, loss_bad = r, p, loss_bad, loss_good
-    return GilbertElliott(
-        float(p), float(r), float(loss_good), float(loss_bad), log_likelihood, "baum-welch", passes, converged
-    )
+    starts = [gilbert_estimate(lost) for lost in sequences]
+    fitted = [i for i, g in enumerate(starts) if g is not None]
+    results: list[GilbertElliott | None] = [None] * len(starts)
+    if not fitted:
+        return results
+    everything = _Batch.of([np.asarray(sequences[i], dtype=bool) for i in fitted])
+    count = len(fitted)
+    theta = np.clip([[g.p, g.r, 0.0, 1.0] for i in fitted if (g := starts[i])], START_MARGIN, 1.0 - START_MARGIN)
+    following = np.empty_like(theta)
+    fallback = theta.copy()
+    previous = np.full(count, -math.inf)
+    floor = np.full(count, -math.inf)
+    second = np.zeros(count, dtype=bool)  # the next pass evaluates ``following``, not ``theta``
+    passes = np.zeros(count, dtype=np.int64)
+    converged = np.zeros(count, dtype=bool)
+    best, best_likelihood = theta.copy(), np.full(count, -math.inf)
+    going = np.ones(count, dtype=bool)
+    batch, members = everything, np.arange(count)
+    while going.any():
+        if len(members) != int(going.sum()):
+            members = np.flatnonzero(going)
+            batch = everything.subset(going)
+        at = np.where(second[members, None], following[members], theta[members])
+        counts, likelihood = _expected_counts(batch, at)
+        passes[members] += 1
+        better = likelihood > best_likelihood[members]
+        best[members[better]], best_likelihood[members[better]] = at[better], likelihood[better]
+        stepped = _maximise(counts, at)
+        # first pass of a cycle (at theta): back to the plain EM point after a downhill jump,
+        # else stop when converged, else evaluate the EM step next
+        first = ~second[members]
+        here, step, gained = members[first], stepped[first], likelihood[first]
+        downhill = ~(gained >= floor[here])
+        theta[here[downhill]], floor[here[downhill]] = fallback[here[downhill]], -math.inf
+        on, step, gained = here[~downhill], step[~downhill], gained[~downhill]
+        done = gained - previous[on] <= tolerance * np.abs(gained)
+        converged[on[done]] = going[on[done]] = False
+        converged[on[done]] = True
+        previous[on], following[on], second[on] = gained, step, True
+        # second pass (at following): the SQUAREM jump from theta, falling back to this EM step
+        there = members[~first]
+        after = stepped[~first]
+        floor[there], fallback[there], second[there] = likelihood[~first], after, False
+        theta[there] = _squarem_jump(theta[there], following[there], after)
+        going &= passes < max_iterations
+    for k, i in enumerate(fitted):
+        p, r, loss_good, loss_bad = best[k]
+        if loss_good > loss_bad:
+            p, r, loss_good, loss_bad = r, p, loss_bad, loss_good
+        results[i] = GilbertElliott(
+            float(p), float(r), float(loss_good), float(loss_bad), float(best_likelihood[k]), "baum-welch", int(passes[k]), bool(converged[k])
+        )
+    return results
 
 
 def _maximise(counts: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """The M step: (p, r, loss_good, loss_bad) from the expected counts of :func:`_expected_counts`.
+    """The M step: (p, r, loss_good, loss_bad) per fit from the expected counts of :func:`_expected_counts`.
 
     A parameter whose state carries no weight keeps its value.
     """
-    moves = counts.sum(axis=0)  # expected transitions i -> j
-    in_state = moves.sum(axis=0)  # expected transmissions sent in each state
-    lost_in_state = counts[1].sum(axis=0)
-    numerator = np.array([moves[0, 1], moves[1, 0], lost_in_state[0], lost_in_state[1]])
-    denominator = np.array([moves[0].sum(), moves[1].sum(), in_state[0], in_state[1]])
+    moves = counts.sum(axis=1)  # [fit, i, j]: expected transitions i -> j
+    in_state = moves.sum(axis=1)  # expected transmissions sent in each state
+    lost_in_state = counts[:, 1].sum(axis=1)
+    numerator = np.column_stack((moves[:, 0, 1], moves[:, 1, 0], lost_in_state))
+    denominator = np.column_stack((moves[:, 0].sum(axis=1), moves[:, 1].sum(axis=1), in_state))
     return np.divide(numerator, denominator, out=theta.copy(), where=denominator > 0)
 
 
 def _squarem_jump(theta: np.ndarray, following: np.ndarray, after: np.ndarray) -> np.ndarray:
-    """SQUAREM's extrapolation from two EM steps theta -> following -> after (scheme S3).
+    """SQUAREM's extrapolation from two EM steps theta -> following -> after (scheme S3), per fit (row).
 
     Varadhan and Roland, "Simple and globally convergent methods for accelerating the
     convergence of any EM algorithm", Scand. J. Statistics 35 (2008): with r the first step and
@@ -300,36 +347,68 @@ def _squarem_jump(theta: np.ndarray, following: np.ndarray, after: np.ndarray) -
     """
     step = following - theta
     change = after - 2.0 * following + theta
-    size = float(np.linalg.norm(change))
-    if size == 0.0:
-        return after
-    a = max(1.0, float(np.linalg.norm(step)) / size)
-    return np.clip(theta + 2.0 * a * step + a * a * change, PROBABILITY_FLOOR, 1.0 - PROBABILITY_FLOOR)
+    size = np.linalg.norm(change, axis=1)
+    still = size == 0.0
+    a = np.maximum(1.0, np.linalg.norm(step, axis=1) / np.where(still, 1.0, size))[:, None]
+    jump = np.clip(theta + 2.0 * a * step + a * a * change, PROBABILITY_FLOOR, 1.0 - PROBABILITY_FLOOR)
+    return np.where(still[:, None], after, jump)
 
 
-class _Runs(NamedTuple):
-    """A sequence as runs of equal outcomes, each run named by its kind: (outcome, length)."""
+class _Batch(NamedTuple):
+    """Sequences as runs of equal outcomes, each run named by its kind (fit, outcome, length).
 
-    kind: np.ndarray  # per run, in order: its index in the two arrays below
+    The E step works per run and per kind of run, not per transmission. Runs are in order, fit
+    by fit; ``offsets`` says where each fit's runs begin (and, last, where they end).
+    """
+
+    offsets: np.ndarray  # fits + 1
+    run_fit: np.ndarray  # per run: the fit (sequence) it belongs to
+    run_kind: np.ndarray  # per run: its index in the kind arrays
+    kind_fit: np.ndarray
     kind_outcomes: np.ndarray  # 1 lost, 0 arrived
     kind_lengths: np.ndarray
 
+    @staticmethod
+    def of(sequences: list[np.ndarray]) -> "_Batch":
+        """Cut each sequence into runs and name the kinds."""
+        starts = [np.flatnonzero(np.diff(lost, prepend=~lost[:1])) for lost in sequences]
+        lengths = np.concatenate([np.diff(s, append=len(lost)) for s, lost in zip(starts, sequences)])
+        outcomes = np.concatenate([lost[s] for s, lost in zip(starts, sequences)]).astype(np.int64)
+        sizes = np.array([len(s) for s in starts])
+        run_fit = np.repeat(np.arange(len(sequences)), sizes)
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        return _Batch._named(offsets, run_fit, lengths, outcomes)
 
-def _runs(lost: np.ndarray) -> _Runs:
-    """Cut the sequence into runs; the E step works per run and per kind of run, not per transmission."""
-    starts = np.flatnonzero(np.diff(lost, prepend=~lost[:1]))
-    lengths = np.diff(starts, append=len(lost))
-    keys, kind = np.unique(lengths * 2 + lost[starts], return_inverse=True)
-    return _Runs(kind, keys % 2, keys // 2)
+    @staticmethod
+    def _named(offsets: np.ndarray, run_fit: np.ndarray, lengths: np.ndarray, outcomes: np.ndarray) -> "_Batch":
+        keys, run_kind = np.unique((run_fit * (int(lengths.max()) + 1) + lengths) * 2 + outcomes, return_inverse=True)
+        span = int(lengths.max()) + 1
+        return _Batch(offsets, run_fit, run_kind.reshape(-1), keys // 2 // span, keys % 2, keys // 2 % span)
+
+    def subset(self, keep: np.ndarray) -> "_Batch":
+        """The fits with ``keep`` set, renumbered in order."""
+        runs = keep[self.run_fit]
+        sizes = np.diff(self.offsets)[keep]
+        renumber = np.cumsum(keep) - 1
+        lengths = self.kind_lengths[self.run_kind[runs]]
+        outcomes = self.kind_outcomes[self.run_kind[runs]]
+        return _Batch._named(np.concatenate(([0], np.cumsum(sizes))), renumber[self.run_fit[runs]], lengths, outcomes)
 
 
-def _expected_counts(runs: _Runs, p: float, r: float, loss_good: float, loss_bad: float) -> tuple[np.ndarray, float]:
-    """One scaled forward-backward pass: expected counts and the log-likelihood.
+# A pass's forward and backward scans run over the runs of every fit in one sequence of
+# matrices, a reset matrix heading each fit's runs: any row times FORWARD_RESET is the chain's
+# start (the good state, up to scale) and any row times BACKWARD_RESET the uniform end row.
+FORWARD_RESET = np.array([[1.0, 0.0], [1.0, 0.0]])
+BACKWARD_RESET = np.full((2, 2), 0.5)
 
-    ``counts[o, i, j]`` is the expected number of transmissions with outcome o (1 lost) sent in
-    state j with the chain in state i before them (0 good, 1 bad), given the whole sequence:
-    the E step of Baum-Welch. The log-likelihood is that of the sequence, the chain starting in
-    the good state.
+
+def _expected_counts(batch: _Batch, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One scaled forward-backward pass per fit: expected counts and the log-likelihoods.
+
+    ``counts[f, o, i, j]`` is the expected number of transmissions of fit f with outcome o (1
+    lost) sent in state j with the chain in state i before them (0 good, 1 bad), given the whole
+    sequence: the E step of Baum-Welch. The log-likelihood is that of the sequence, the chain
+    starting in the good state.
 
     Transmission t moves the state distribution by N = ``steps[o_t]`` (N[i, j] =
     A[i, j] P(o_t | j)), so a run of k equal outcomes moves it by N^k: the forward and backward
@@ -340,34 +419,85 @@ def _expected_counts(runs: _Runs, p: float, r: float, loss_good: float, loss_bad
     a and b: those are summed per kind of run first, then multiplied by the kind's
     sum_m N^m (x) N^(k-1-m) from :func:`_run_powers`.
     """
-    transitions = np.array([[1.0 - p, p], [r, 1.0 - r]])
-    steps = np.stack((transitions * [1.0 - loss_good, 1.0 - loss_bad], transitions * [loss_good, loss_bad]))
-    kinds = len(runs.kind_lengths)
-    blocks, log_scale = _run_powers(steps[runs.kind_outcomes], runs.kind_lengths)
-    power = blocks[runs.kind, :2, :2]  # N^k of each run, scaled
-    start, end = np.array([1.0, 0.0]), np.array([0.5, 0.5])
-    forward = np.vstack((start, _scaled_products(start, power)))  # before the first run, after each
-    before = forward[:-1]
+    fits, runs = len(batch.offsets) - 1, len(batch.run_fit)
+    p, r, loss_good, loss_bad = theta.T
+    transitions = np.stack((np.column_stack((1.0 - p, p)), np.column_stack((r, 1.0 - r))), axis=1)  # [fit, i, j]
+    arrive = np.column_stack((1.0 - loss_good, 1.0 - loss_bad))[:, None, :]
+    steps = np.stack((transitions * arrive, transitions * (1.0 - arrive)), axis=1)  # [fit, outcome, i, j]
+    kind_steps = steps[batch.kind_fit, batch.kind_outcomes]
+    kind_power, within, log_scale = _run_powers(kind_steps, batch.kind_lengths)
+    power = kind_power[batch.run_kind]  # N^k of each run, scaled
+    heads = batch.offsets[:-1]
+    forward = _scaled_products(np.ones(2), np.insert(power, heads, FORWARD_RESET, axis=0))
+    position = np.arange(runs) + batch.run_fit + 1  # of each run among the forward matrices
+    before, after = forward[position - 1], forward[position]
+    backward = _scaled_products(np.ones(2), np.insert(power[::-1].transpose(0, 2, 1), runs - batch.offsets[1:], BACKWARD_RESET, axis=0))
+    later = backward[(runs - 1 - np.arange(runs)) + (fits - batch.run_fit) - 1]  # the row after each run
     growth = (before[:, :, None] * power).sum(axis=(1, 2))  # P(run | earlier runs), scaled
-    log_likelihood = float(np.log(growth).sum() + log_scale[runs.kind].sum())
-    later = np.vstack((_scaled_products(end, power[:0:-1].transpose(0, 2, 1))[::-1], end))  # after each run
-    through = growth * (forward[1:] * later).sum(axis=1)  # a N^k b
+    log_likelihood = np.bincount(batch.run_fit, np.log(growth) + log_scale[batch.run_kind], minlength=fits)
+    through = growth * (after * later).sum(axis=1)  # a N^k b
     ends = (before[:, :, None] * later[:, None, :] / through[:, None, None]).reshape(-1)
-    slots = (runs.kind[:, None] * 4 + np.arange(4)).reshape(-1)
+    kinds = len(batch.kind_lengths)
+    slots = (batch.run_kind[:, None] * 4 + np.arange(4)).reshape(-1)
     per_kind = np.bincount(slots, weights=ends, minlength=4 * kinds).reshape(kinds, 2, 2)
-    within = blocks[:, :4, 4:].reshape(kinds, 2, 2, 2, 2).transpose(0, 2, 1, 4, 3)  # [kind, p, q, i, j]
-    moves = (per_kind[:, :, :, None, None] * within).sum(axis=(1, 2)) * steps[runs.kind_outcomes]
-    return np.stack([moves[runs.kind_outcomes == outcome].sum(axis=0) for outcome in (0, 1)]), log_likelihood
+    moves = (per_kind[:, :, :, None, None] * within).sum(axis=(1, 2)) * kind_steps
+    slots = ((batch.kind_fit * 2 + batch.kind_outcomes)[:, None] * 4 + np.arange(4)).reshape(-1)
+    counts = np.bincount(slots, weights=moves.reshape(-1), minlength=fits * 8).reshape(fits, 2, 2, 2)
+    return counts, log_likelihood
 
 
-def _run_powers(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each N = steps[i], k = lengths[i]: N^k and sum_m N^m (x) N^(k-1-m), scaled, and the log scale.
+def _run_powers(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each N = steps[i], k = lengths[i]: N^k, W = sum_m N^m (x) N^(k-1-m), both scaled, and the log scale.
 
-    Both come from one power of the block matrix Z = [[I (x) N, I], [0, N^T (x) I]] (8 by 8):
-    Z^k has I (x) N^k top left (so N^k in its first 2 by 2) and sum_m (N^T)^(k-1-m) (x) N^m
-    top right, which :func:`_expected_counts` reads as sum_m N^m[p, i] N^(k-1-m)[j, q]. All
-    the powers at once by binary exponentiation, each product scaled to a largest entry of 1
-    (the powers of N shrink geometrically), with the log of the scale kept apart.
+    ``W[i, p, q, a, b]`` is sum_m N^m[p, a] N^(k-1-m)[b, q], as :func:`_expected_counts` reads
+    it. In closed form from the eigenvalues of N (a non-negative 2 by 2 matrix, so they are
+    real, l1 >= |l2|): with E1 = (N - l2 I) / (l1 - l2) and E2 = (l1 I - N) / (l1 - l2) the
+    projections on the two eigenvectors, N^m = l1^m E1 + l2^m E2, so N^k = l1^k (E1 + rho^k E2)
+    and W = l1^(k-1) (k E1 (x) E1 + k rho^(k-1) E2 (x) E2 + g (E1 (x) E2 + E2 (x) E1)), with
+    rho = l2 / l1 and g = sum_m rho^m = (1 - rho^k) / (1 - rho). Both are divided by l1^k,
+    whose log is the scale: a power of N shrinks geometrically with k. The projections grow,
+    and the sum cancels, as l1 - l2 -> 0 or the eigenvectors come close (1 - rho below
+    DISTINCT_EIGENVALUES or a projection entry above PROJECTION_LIMIT, or a zero matrix): those
+    kinds, rare and only met on the way through the parameter space, are computed by squaring
+    instead (:func:`_run_powers_by_squaring`).
+    """
+    a, b, c, d = steps[:, 0, 0], steps[:, 0, 1], steps[:, 1, 0], steps[:, 1, 1]
+    spread = np.sqrt((a - d) ** 2 + 4.0 * b * c)  # l1 - l2, a sum of non-negative terms: no cancellation
+    top = (a + d + spread) / 2.0  # l1
+    gap = np.divide(spread, top, out=np.zeros_like(top), where=top > 0)  # 1 - rho
+    closed = gap >= DISTINCT_EIGENVALUES
+    k = lengths
+    rho = 1.0 - np.where(closed, gap, 1.0)
+    eye = np.eye(2)
+    first = (steps / np.where(closed, top, 1.0)[:, None, None] - rho[:, None, None] * eye) / np.where(closed, gap, 1.0)[:, None, None]
+    closed &= np.abs(first).max(axis=(1, 2)) <= PROJECTION_LIMIT
+    second = eye - first
+    rho_k1 = np.power(rho, k - 1)
+    power = first + (rho_k1 * rho)[:, None, None] * second
+    g = (1.0 - rho_k1 * rho) / np.where(closed, gap, 1.0)
+    inv = 1.0 / np.where(closed, top, 1.0)
+
+    def outer(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """[i, p, q, a, b] = x[i, p, a] y[i, b, q]."""
+        return x[:, :, None, :, None] * y.transpose(0, 2, 1)[:, None, :, None, :]
+
+    weight = (inv * k)[:, None, None, None, None]
+    within = weight * outer(first, first) + (weight * rho_k1[:, None, None, None, None]) * outer(second, second)
+    within += (inv * g)[:, None, None, None, None] * (outer(first, second) + outer(second, first))
+    log_scale = k * np.log(np.where(closed, top, 1.0))
+    hard = np.flatnonzero(~closed)
+    if hard.size:
+        power[hard], within[hard], log_scale[hard] = _run_powers_by_squaring(steps[hard], lengths[hard])
+    return power, within, log_scale
+
+
+def _run_powers_by_squaring(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_run_powers` for any N, by binary exponentiation of a block matrix.
+
+    Both come from one power of Z = [[I (x) N, I], [0, N^T (x) I]] (8 by 8): Z^k has
+    I (x) N^k top left (so N^k in its first 2 by 2) and sum_m (N^T)^(k-1-m) (x) N^m top right.
+    All the powers at once, each product scaled to a largest entry of 1, with the log of the
+    scale kept apart.
     """
     count = len(lengths)
     square = np.zeros((count, 8, 8))
@@ -378,7 +508,7 @@ def _run_powers(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.
     result = np.broadcast_to(np.eye(8), (count, 8, 8)).copy()
     logs = np.zeros(count)
     bits = lengths.copy()
-    while True:
+    while bits.any():
         odd = (bits & 1).astype(bool)
         product = result[odd] @ square[odd]
         peak = product.max(axis=(1, 2))
@@ -386,12 +516,12 @@ def _run_powers(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.
         logs[odd] += square_logs[odd] + np.log(peak)
         bits >>= 1
         live = bits > 0
-        if not live.any():
-            return result, logs
         product = square[live] @ square[live]
         peak = product.max(axis=(1, 2))
         square[live] = product / peak[:, None, None]
         square_logs[live] = 2.0 * square_logs[live] + np.log(peak)
+    within = result[:, :4, 4:].reshape(count, 2, 2, 2, 2).transpose(0, 2, 1, 4, 3)
+    return result[:, :2, :2], within, logs
 
 
 def _scaled_products(start: np.ndarray, matrices: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcpsack_analyze.loss.patterns import LossPattern, achieved_percent, loss_pattern, mathis_throughput
+from tcpsack_analyze.loss.patterns import GilbertElliott, LossPattern, achieved_percent, loss_pattern, mathis_throughput
 from tcpsack_analyze.loss.records import RTO, UPSTREAM
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.stats import Summary
@@ -58,11 +58,23 @@ def _ms(values: list[int]) -> Summary:
     return Summary.of(np.asarray(values, dtype=np.int64), MS)
 
 
-def summarize(res: LossResult, *, throughput_Bps: float | None, mss: int | None, data_packets: int, peer_acks: int) -> LossSummary:
-    """The loss section of one direction; ``peer_acks`` are the ACKs its receiver sent."""
+def summarize(
+    res: LossResult,
+    *,
+    throughput_Bps: float | None,
+    mss: int | None,
+    data_packets: int,
+    peer_acks: int,
+    gilbert_elliott: GilbertElliott | None,
+) -> LossSummary:
+    """The loss section of one direction; ``peer_acks`` are the ACKs its receiver sent.
+
+    ``gilbert_elliott`` is the direction's Baum-Welch fit, made for all the directions of a
+    capture at once (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`).
+    """
     rx = res.retransmissions
     srtt = res.srtt_full_ns
-    pattern = loss_pattern(res.lost_flags, res.tx_times, srtt if srtt and srtt > 0 else None)
+    pattern = loss_pattern(res.lost_flags, res.tx_times, srtt if srtt and srtt > 0 else None, gilbert_elliott)
     delayed = None if data_packets == 0 else peer_acks < DELAYED_ACK_RATIO * data_packets
     mathis = mathis_throughput(mss or 0, None if srtt is None else srtt / 1e9, pattern.P_prime, bool(delayed)) if mss else None
     episodes = res.episodes

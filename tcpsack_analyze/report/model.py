@@ -15,6 +15,7 @@ import numpy as np
 
 from tcpsack_analyze import vantage
 from tcpsack_analyze.connection import Connection, Direction
+from tcpsack_analyze.loss.patterns import GilbertElliott
 from tcpsack_analyze.loss.summary import LossSummary, LossTotals, summarize
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import ReadStatus
@@ -150,7 +151,10 @@ def _secs(ns: int | None) -> float | None:
     return None if ns is None else ns / 1e9
 
 
-def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.Vantage, loss: LossResult) -> DirectionReport:
+def direction_report(
+    conn: Connection, d: int, duration_s: float, view: vantage.Vantage, loss: LossResult, fit: GilbertElliott | None
+) -> DirectionReport:
+    """One direction's section; ``fit`` is its Gilbert-Elliott fit (see :func:`connection_report`)."""
     st: Direction = conn.dirs[d]
     peer: Direction = conn.dirs[1 - d]
     throughput = st.unique_bytes / duration_s if duration_s > 0 else None
@@ -204,11 +208,17 @@ def direction_report(conn: Connection, d: int, duration_s: float, view: vantage.
         snd_max=st.snd_max,
         isn_seen=st.syn_seen,
         vantage=view.for_direction(d),
-        loss=summarize(loss, throughput_Bps=throughput, mss=peer.mss or st.max_seg or None, data_packets=st.data_packets, peer_acks=peer.ack_packets),
+        loss=summarize(loss, throughput_Bps=throughput, mss=peer.mss or st.max_seg or None, data_packets=st.data_packets, peer_acks=peer.ack_packets, gilbert_elliott=fit),
     )
 
 
-def connection_report(conn: Connection, loss: tuple[LossResult, LossResult]) -> ConnectionReport:
+def connection_report(
+    conn: Connection, loss: tuple[LossResult, LossResult], fits: tuple[GilbertElliott | None, GilbertElliott | None]
+) -> ConnectionReport:
+    """One connection's section. ``fits`` are the Gilbert-Elliott fits of its two directions'
+    loss sequences, made by the caller for all directions of a capture at once
+    (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`: one short fit costs about
+    as much as a hundred fitted together)."""
     assert conn.first_ns is not None and conn.last_ts_ns is not None
     a, b = conn.dirs
     first = min(x for x in (a.first_ns, b.first_ns) if x is not None)
@@ -238,8 +248,8 @@ def connection_report(conn: Connection, loss: tuple[LossResult, LossResult]) -> 
         total_packets=conn.packets,
         vlan_tagged_packets=conn.vlan_tagged,
         vantage=view,
-        a2b=direction_report(conn, 0, duration, view, loss[0]),
-        b2a=direction_report(conn, 1, duration, view, loss[1]),
+        a2b=direction_report(conn, 0, duration, view, loss[0], fits[0]),
+        b2a=direction_report(conn, 1, duration, view, loss[1], fits[1]),
     )
 
 
