@@ -149,6 +149,16 @@ class Truth:
         """The per-ACK series as a DataFrame with :data:`PROBE_COLUMNS`."""
         return pd.DataFrame(self.probes, columns=list(PROBE_COLUMNS))
 
+    @property
+    def upstream_delay(self) -> float:
+        """One-way delay sender -> mid point in seconds (0 on a path without a mid point)."""
+        return float(self.params.get("upstream", {}).get("forward", {}).get("delay", 0.0))
+
+    @property
+    def max_late(self) -> float:
+        """How late, at worst, the emulator released a frame against its due time, seconds."""
+        return float(self.emulator.get("timing", {}).get("max_late_s", 0.0))
+
     def data_drops(self, flow: int | None = None) -> list[Drop]:
         """Drops of data segments sent by the flow's sender (all flows when None)."""
         senders: dict[tuple[str | None, int | None], int] = {(f.src, f.sport): f.id for f in self.flows}

@@ -91,6 +91,29 @@ def test_queue_drops_and_concurrent_flows(tmp_path: Path) -> None:
     assert crosscheck(truth).problems == []
 
 
+def test_mid_point_capture_and_a_drop_log_split_by_section(tmp_path: Path) -> None:
+    before = _namespaces()
+    config = RunConfig(
+        forward=LinkConfig(delay=0.01, loss="random:0.03"),
+        reverse=LinkConfig(delay=0.01),
+        tcp=TcpSettings(cc="cubic"),
+        traffic=Traffic(bytes=400_000),
+        capture=("sender", "mid"),
+        seed=9,
+        timeout=30,
+        upstream=(LinkConfig(delay=0.005, loss="random:0.03"), LinkConfig(delay=0.005)),
+    )
+    truth = run(config, tmp_path)
+    assert _namespaces() == before, "namespaces left behind"
+    assert {c["point"]: c["file"] for c in truth.captures} == {"sender": "sender.pcap", "mid": "mid.pcap"}
+    assert truth.params["upstream"]["forward"]["loss"] == "random:0.03" and "mid" in truth.topology["offloads"]
+    places = [d.where for d in truth.data_drops()]
+    assert set(places) == {"upstream", "downstream"}, "about 8 drops on each side of 276 segments at 3 %"
+    assert truth.emulator["upstream"]["fwd"]["drops"]["loss"] == places.count("upstream")
+    assert truth.emulator["fwd"]["drops"]["loss"] == places.count("downstream")
+    assert crosscheck(truth).problems == []
+
+
 def test_ctrl_c_removes_everything(tmp_path: Path) -> None:
     before = _namespaces()
     code = (

@@ -8,7 +8,7 @@ from pathlib import Path
 import dpkt
 import pytest
 
-from tcpsack_analyze.lab.droplog import Drop, read_drops, write_drop
+from tcpsack_analyze.lab.droplog import UPSTREAM, Drop, read_drops, write_drop
 from tcpsack_analyze.lab.link import LinkConfig, LinkDirection
 from tcpsack_analyze.lab.wire import decode, flags_text
 
@@ -86,6 +86,17 @@ def test_drop_log_round_trip(tmp_path: Path) -> None:
     assert json.loads(buf.getvalue().splitlines()[0])["reason"] == "loss"
     with pytest.raises(ValueError):
         Drop.of(0.0, "fwd", "gremlins", 60, None)
+
+
+def test_drops_say_which_section_of_a_path_with_a_mid_point() -> None:
+    drop = LinkDirection.build("fwd", LinkConfig(loss="random:1"), seed=1, where=UPSTREAM).offer(1.0, frame(500))
+    plain = LinkDirection.build("fwd", LinkConfig(loss="random:1"), seed=1).offer(1.0, frame(500))
+    assert isinstance(drop, Drop) and isinstance(plain, Drop)
+    assert drop.where == UPSTREAM and drop.to_dict()["where"] == "upstream"
+    assert plain.where is None and "where" not in plain.to_dict()  # records of runs without a mid point as before
+    assert Drop.from_dict(drop.to_dict()) == drop and Drop.from_dict(plain.to_dict()) == plain
+    with pytest.raises(ValueError):
+        Drop.of(0.0, "fwd", "loss", 60, None, where="sideways")
 
 
 def test_bad_config_rejected() -> None:

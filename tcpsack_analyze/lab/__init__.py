@@ -2,7 +2,8 @@
 
 A run (``tcpsack-analyze lab run``, Linux, root) builds a sender and a receiver network
 namespace joined through a user-space link emulator in a third namespace, applies delay, a
-bottleneck and seeded loss per direction, runs bulk or thin-stream traffic, captures it with
+bottleneck and seeded loss per direction (optionally on two sections of path, before and after a
+mid capture point), runs bulk or thin-stream traffic, captures it with
 tcpdump, and records what the sender's kernel did (tracepoints via bpftrace) in ``truth.json``
 beside the captures. This reproduces the kind of testbed the source papers used (a delay/loss
 tunnel, paper 000; netem, thesis 001) on a machine that has neither netem nor a spare host.

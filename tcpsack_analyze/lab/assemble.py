@@ -143,12 +143,14 @@ def summary_line(flows: list[Flow], drops: list[Drop], retransmissions: list[Ret
                  alignment: dict[str, Any]) -> str:
     """The one-line account of a run printed by ``lab run`` and saved as ``summary.txt``."""
     reasons = Counter(d.reason for d in drops)
+    places = Counter(d.where for d in drops if d.where is not None)
+    split = f" ({places['upstream']} upstream, {places['downstream']} downstream of the mid point)" if places else ""
     kinds = Counter(r.kind for r in retransmissions if r.err == 0)
     kinds_text = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
     duration = max(f.acked for f in flows) - min(f.start for f in flows)
     align = (f"alignment median {alignment['median_us']:.1f} us, max |{alignment['max_abs_us']:.1f}| us"
              if "median_us" in alignment else "alignment n/a")
     return (f"{len(flows)} flow(s) {flows[0].cc}: {sum(f.bytes_sent for f in flows)} B in {duration:.2f} s; "
-            f"drops: {reasons['loss']} loss, {reasons['queue']} queue; "
+            f"drops: {reasons['loss']} loss, {reasons['queue']} queue{split}; "
             f"retransmissions: {sum(kinds.values())} ({kinds_text}), "
             f"{sum(r.segs for r in retransmissions if r.err == 0)} segments; {align}")

@@ -25,7 +25,7 @@ _BUFFER_KIB = 16384
 
 @dataclass
 class Capture:
-    """One running tcpdump: where (``point``: sender or receiver), on what, into which file."""
+    """One running tcpdump: where (``point``: sender, mid or receiver), on what, into which file."""
 
     point: str
     namespace: str

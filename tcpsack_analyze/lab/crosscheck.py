@@ -11,6 +11,11 @@ traced retransmission must be on the sender-side capture, and the kernel's own c
 (TCP_INFO total_retrans) must equal the traced count. A disagreement means the truth cannot be
 trusted for that run, so tests run this on every sample trace and on every end-to-end run.
 
+On a path with a mid point, a dropped copy is looked for on every capture it passed: the sender
+capture, and the mid capture for drops downstream of it. The drop log stamps a drop where it
+happened, so a downstream drop's copy passed the sender about the upstream delay earlier (up to
+the emulator's lateness more), and an upstream drop's copy never reached the mid capture.
+
 Captures are read with dpkt, independently of the toolkit's reader.
 """
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 
 import dpkt
 
+from tcpsack_analyze.lab.droplog import DOWNSTREAM, Drop
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.truth import Truth, load
 
@@ -69,6 +75,23 @@ def _covered(segments: list[tuple[float, int, int]], after: float, seq: int, len
     return cover.overlap(0, length) == length
 
 
+def _passed(drop: Drop, point: str, truth: Truth) -> tuple[float, float] | None:
+    """When the dropped copy passed the capture ``point`` (an interval), or None if it never did.
+
+    Sender side: at the drop time, or for a drop downstream of the mid point, the upstream delay
+    earlier (up to the emulator's lateness more). Mid point: at the drop time, for downstream
+    drops only. The receiver never sees a dropped copy.
+    """
+    if point == "sender":
+        if drop.where != DOWNSTREAM:
+            return drop.t - _EPS, drop.t + _EPS
+        lag = truth.upstream_delay
+        return drop.t - lag - truth.max_late - _EPS, drop.t - lag + _EPS
+    if point == "mid" and drop.where == DOWNSTREAM:
+        return drop.t - _EPS, drop.t + _EPS
+    return None
+
+
 def crosscheck(run: Path | Truth) -> Agreement:
     """Check a lab output directory (or a loaded truth whose ``path`` points into one)."""
     truth = run if isinstance(run, Truth) else load(run)
@@ -91,34 +114,43 @@ def crosscheck(run: Path | Truth) -> Agreement:
         if flow.kernel_total_retrans != traced:
             result.problems.append(f"flow {flow.id}: TCP_INFO total_retrans {flow.kernel_total_retrans}, traced segments {traced}")
 
-    drop_times: dict[tuple[int | None, int | None, int | None], list[float]] = defaultdict(list)
+    dropped_copies: dict[tuple[str, int | None, int | None, int | None], list[tuple[float, float]]] = defaultdict(list)
     for d in truth.data_drops():
-        drop_times[(d.sport, d.seq, d.len)].append(d.t)
+        for point in captures:
+            window = _passed(d, point, truth)
+            if window is not None:
+                dropped_copies[(point, d.sport, d.seq, d.len)].append(window)
 
-    def was_dropped(sport: int, seq: int, length: int, t: float) -> bool:
-        return any(abs(t - dt) < _EPS for dt in drop_times.get((sport, seq, length), []))
+    def was_dropped(point: str, sport: int, seq: int, length: int, t: float) -> bool:
+        return any(lo <= t <= hi for lo, hi in dropped_copies.get((point, sport, seq, length), []))
 
-    def delivered_before(flow_key: tuple[int, int], seq: int, length: int, t: float) -> bool:
-        if "sender" in captures:  # copies sent before this one and not dropped
+    def delivered_before(flow_key: tuple[int, int], drop: Drop) -> bool:
+        assert drop.seq is not None and drop.len is not None
+        if "receiver" in captures:  # copies that had reached the receiver when this one was dropped
+            arrived = [w for w in captures["receiver"].get(flow_key, []) if w[0] < drop.t]
+        else:  # copies that passed the last capture before the receiver ahead of this one, not dropped after
+            point = "mid" if "mid" in captures else "sender"
+            window = _passed(drop, point, truth)
+            ahead = drop.t if window is None else window[0]  # an upstream drop never reached the mid point
             arrived = [
-                w for w in captures["sender"].get(flow_key, [])
-                if w[0] < t - _EPS and not was_dropped(flow_key[0], w[1], w[2], w[0])
+                w for w in captures[point].get(flow_key, [])
+                if w[0] < ahead and not was_dropped(point, flow_key[0], w[1], w[2], w[0])
             ]
-        else:  # copies that had reached the receiver when this one was dropped
-            arrived = [w for w in captures["receiver"].get(flow_key, []) if w[0] < t]
-        return _covered(arrived, float("-inf"), seq, length)
+        return _covered(arrived, float("-inf"), drop.seq, drop.len)
 
     for drop in truth.data_drops():
         result.data_drops += 1
         flow = next(f for f in flows.values() if (f.src, f.sport) == (drop.src, drop.sport))
         assert drop.seq is not None and drop.len is not None
         where = f"drop of seq {(drop.seq - (flow.isn or 0)) % 2**32} len {drop.len} at {drop.t:.6f}"
-        sender_wire = captures.get("sender", {}).get((flow.sport, flow.dport))
-        if sender_wire is not None and not any(
-            s == drop.seq and n == drop.len and abs(t - drop.t) < _EPS for t, s, n in sender_wire
-        ):
-            result.problems.append(f"flow {flow.id}: {where}: not on the sender capture")
-        if delivered_before((flow.sport, flow.dport), drop.seq, drop.len, drop.t):
+        for point, segs in captures.items():
+            window = _passed(drop, point, truth)
+            if window is not None and not any(
+                s == drop.seq and n == drop.len and window[0] <= t <= window[1]
+                for t, s, n in segs.get((flow.sport, flow.dport), [])
+            ):
+                result.problems.append(f"flow {flow.id}: {where}: not on the {point} capture")
+        if delivered_before((flow.sport, flow.dport), drop):
             result.redundant_drops += 1
             continue
         if _covered(kernel_segments[flow.id], drop.t, drop.seq, drop.len):
@@ -127,7 +159,7 @@ def crosscheck(run: Path | Truth) -> Agreement:
             result.problems.append(f"flow {flow.id}: {where}: no later kernel retransmission covers it")
         for point, segs in captures.items():
             on_wire = segs.get((flow.sport, flow.dport), [])
-            if _covered(on_wire, drop.t + (0 if point == "sender" else _EPS), drop.seq, drop.len):
+            if _covered(on_wire, drop.t + (_EPS if point == "receiver" else 0), drop.seq, drop.len):
                 result.repaired_in_capture[point] += 1
             else:
                 result.problems.append(f"flow {flow.id}: {where}: no repair on the {point} capture")

@@ -7,8 +7,13 @@ writes it out of the other end at its delivery time, or logs its drop. Frames ar
 kernel's receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME), the clock tcpdump stamps captures
 with, so drop times line up with the captures.
 
+With a mid point (:class:`MidPoint`) the path has two sections per direction and the process
+runs four links: sender end -> upstream section -> the mid veth pair -> downstream section ->
+receiver end, and back the same way. The downstream links are the ones a run without a mid point
+has (same settings, same seeds), the upstream ones are seeded apart (:data:`UPSTREAM_SEED_OFFSET`).
+
 Run as ``python -m tcpsack_analyze.lab.emulator CONFIG.json`` inside the middle namespace; it
-prints ``ready`` once both sockets are bound, and on SIGTERM or SIGINT writes its counters to
+prints ``ready`` once all its sockets are bound, and on SIGTERM or SIGINT writes its counters to
 the config's ``stats`` path and exits. Python copies each frame twice and wakes on a timer;
 tens of Mbit/s and delays above a millisecond are reproduced faithfully, which is what the
 lab's captures need.
@@ -24,14 +29,19 @@ import struct
 import sys
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
-from tcpsack_analyze.lab.droplog import Drop, write_drop
+from tcpsack_analyze.lab.droplog import DOWNSTREAM, UPSTREAM, Drop, write_drop
 from tcpsack_analyze.lab.link import LinkConfig, LinkDirection
 
-__all__ = ["EmulatorConfig", "main"]
+__all__ = ["UPSTREAM_SEED_OFFSET", "EmulatorConfig", "MidPoint", "main"]
+
+UPSTREAM_SEED_OFFSET = 2**32
+"""Added to a direction's seed for its upstream section, so the two sections' loss decisions are
+independent and the downstream section keeps the seed a run without a mid point uses."""
 
 _ETH_P_ALL = 0x0003
 _SOL_PACKET = 263
@@ -43,11 +53,34 @@ _TIMESPEC = struct.Struct("qq")
 
 
 @dataclass(frozen=True)
+class MidPoint:
+    """The mid capture point: the veth pair frames cross between the path's two sections.
+
+    ``forward`` and ``reverse`` are the upstream section (sender <-> mid point); frames towards
+    the receiver leave on ``upstream_if`` and arrive on ``downstream_if``, replies the other way.
+    """
+
+    upstream_if: str
+    downstream_if: str
+    forward: LinkConfig
+    reverse: LinkConfig
+
+    def to_dict(self) -> dict[str, object]:
+        """For the emulator's configuration file."""
+        return dict(self.__dict__, forward=self.forward.to_dict(), reverse=self.reverse.to_dict())
+
+    @classmethod
+    def from_dict(cls, obj: dict[str, Any]) -> MidPoint:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**dict(obj, forward=LinkConfig(**obj["forward"]), reverse=LinkConfig(**obj["reverse"])))
+
+
+@dataclass(frozen=True)
 class EmulatorConfig:
     """What the emulator process needs: interfaces, per-direction links, seed, output paths.
 
     ``forward`` applies to frames from ``sender_if`` (towards the receiver), ``reverse`` to
-    frames from ``receiver_if``.
+    frames from ``receiver_if``; with a ``mid`` point, these are the downstream section.
     """
 
     sender_if: str
@@ -57,10 +90,12 @@ class EmulatorConfig:
     seed: int
     drop_log: str
     stats: str
+    mid: MidPoint | None = None
 
     def to_json(self) -> str:
         """The file the runner hands to the emulator process."""
-        obj = dict(self.__dict__, forward=self.forward.to_dict(), reverse=self.reverse.to_dict())
+        obj = dict(self.__dict__, forward=self.forward.to_dict(), reverse=self.reverse.to_dict(),
+                   mid=None if self.mid is None else self.mid.to_dict())
         return json.dumps(obj)
 
     @classmethod
@@ -69,7 +104,18 @@ class EmulatorConfig:
         obj = json.loads(text)
         obj["forward"] = LinkConfig(**obj["forward"])
         obj["reverse"] = LinkConfig(**obj["reverse"])
+        obj["mid"] = None if obj.get("mid") is None else MidPoint.from_dict(obj["mid"])
         return cls(**obj)
+
+
+@dataclass
+class _Stage:
+    """One link between two interfaces: frames read on ``source`` leave on ``sink`` when due."""
+
+    link: LinkDirection
+    source: socket.socket
+    sink: socket.socket
+    pending: deque[tuple[float, bytes]] = field(default_factory=deque)
 
 
 def _open(ifname: str) -> socket.socket:
@@ -103,16 +149,36 @@ def _on_signal(_signum: int, _frame: FrameType | None) -> None:
     raise _Stop
 
 
+def _stages(config: EmulatorConfig) -> list[_Stage]:
+    """The links and the sockets they read and write: two stages, four with a mid point."""
+
+    def section(near: socket.socket, far: socket.socket, forward: LinkConfig, reverse: LinkConfig,
+                seed_offset: int, where: str | None) -> list[_Stage]:
+        """Both directions of one section of path, from ``near`` (sender side) to ``far``."""
+        return [
+            _Stage(LinkDirection.build("fwd", forward, 2 * config.seed + seed_offset, where), near, far),
+            _Stage(LinkDirection.build("rev", reverse, 2 * config.seed + 1 + seed_offset, where), far, near),
+        ]
+
+    sender, receiver = _open(config.sender_if), _open(config.receiver_if)
+    mid = config.mid
+    if mid is None:
+        return section(sender, receiver, config.forward, config.reverse, 0, None)
+    up, down = _open(mid.upstream_if), _open(mid.downstream_if)
+    return (section(down, receiver, config.forward, config.reverse, 0, DOWNSTREAM)
+            + section(sender, up, mid.forward, mid.reverse, UPSTREAM_SEED_OFFSET, UPSTREAM))
+
+
+def _counters(link: LinkDirection) -> dict[str, object]:
+    """One link's counters for ``truth.json`` (``emulator``)."""
+    return {"forwarded": link.forwarded, "drops": dict(link.drops_by_reason),
+            "loss_model": link.loss.spec(), "seed": link.loss.seed}
+
+
 def serve(config: EmulatorConfig) -> dict[str, dict[str, object]]:
-    """Forward frames between the two interfaces until SIGTERM/SIGINT; return the counters."""
-    links = {
-        "fwd": LinkDirection.build("fwd", config.forward, seed=2 * config.seed),
-        "rev": LinkDirection.build("rev", config.reverse, seed=2 * config.seed + 1),
-    }
-    socks = {"fwd": _open(config.sender_if), "rev": _open(config.receiver_if)}
-    out = {"fwd": socks["rev"], "rev": socks["fwd"]}
-    by_fd = {s.fileno(): name for name, s in socks.items()}
-    pending: dict[str, deque[tuple[float, bytes]]] = {"fwd": deque(), "rev": deque()}
+    """Forward frames through the links until SIGTERM/SIGINT; return the counters."""
+    stages = _stages(config)
+    by_fd = {stage.source.fileno(): stage for stage in stages}
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     late_max, late_over_1ms = 0.0, 0
@@ -121,32 +187,32 @@ def serve(config: EmulatorConfig) -> dict[str, dict[str, object]]:
         print("ready", flush=True)
         try:
             while True:
-                heads = [q[0][0] for q in pending.values() if q]
+                heads = [stage.pending[0][0] for stage in stages if stage.pending]
                 timeout = max(0.0, min(heads) - time.time()) if heads else None
                 readable, _, _ = select.select(list(by_fd), [], [], timeout)
                 for fd in readable:
-                    name = by_fd[fd]
-                    while (got := _receive(socks[name])) is not None:
+                    stage = by_fd[fd]
+                    while (got := _receive(stage.source)) is not None:
                         frame, arrival = got
-                        verdict = links[name].offer(arrival, frame)
+                        verdict = stage.link.offer(arrival, frame)
                         if isinstance(verdict, Drop):
                             write_drop(log, verdict)
                         else:
-                            pending[name].append((verdict, frame))
+                            stage.pending.append((verdict, frame))
                 now = time.time()
-                for name, queue in pending.items():
+                for stage in stages:
+                    queue = stage.pending
                     while queue and queue[0][0] <= now:
                         due, frame = queue.popleft()
                         late_max = max(late_max, now - due)
                         late_over_1ms += now - due > 1e-3
-                        out[name].send(frame)
+                        stage.sink.send(frame)
         except _Stop:
             pass
-    stats: dict[str, dict[str, object]] = {
-        name: {"forwarded": link.forwarded, "drops": dict(link.drops_by_reason),
-               "loss_model": link.loss.spec(), "seed": link.loss.seed}
-        for name, link in links.items()
-    }
+    stats: dict[str, dict[str, object]] = {}
+    for stage in stages:
+        section = stats if stage.link.where != UPSTREAM else stats.setdefault("upstream", {})
+        section[stage.link.name] = _counters(stage.link)
     stats["timing"] = {"max_late_s": late_max, "late_over_1ms": late_over_1ms}
     Path(config.stats).write_text(json.dumps(stats))
     return stats

@@ -54,19 +54,22 @@ class LinkConfig:
 
 @dataclass
 class LinkDirection:
-    """The state of one direction: loss model, bottleneck backlog and counters."""
+    """The state of one direction of one section of path: loss model, bottleneck backlog and
+    counters. ``name`` is the direction (``fwd``, ``rev``), ``where`` the section (upstream or
+    downstream of the mid capture point; None on a path without one), both copied into drops."""
 
     name: str
     config: LinkConfig
     loss: LossModel
+    where: str | None = None
     forwarded: int = 0
     drops_by_reason: dict[str, int] = field(default_factory=lambda: {"loss": 0, "queue": 0})
     _departures: deque[float] = field(default_factory=deque)  # bottleneck exits still ahead
 
     @classmethod
-    def build(cls, name: str, config: LinkConfig, seed: int) -> LinkDirection:
+    def build(cls, name: str, config: LinkConfig, seed: int, where: str | None = None) -> LinkDirection:
         """A direction whose loss model is seeded with ``seed``."""
-        return cls(name, config, parse(config.loss, seed))
+        return cls(name, config, parse(config.loss, seed), where)
 
     def offer(self, now: float, frame: bytes) -> float | Drop:
         """Delivery time of ``frame`` arriving at ``now``, or the record of its drop."""
@@ -88,4 +91,4 @@ class LinkDirection:
 
     def _dropped(self, now: float, reason: str, frame: bytes, seg: Segment | None) -> Drop:
         self.drops_by_reason[reason] += 1
-        return Drop.of(now, self.name, reason, len(frame), seg)
+        return Drop.of(now, self.name, reason, len(frame), seg, self.where)

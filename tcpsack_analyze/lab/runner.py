@@ -26,7 +26,7 @@ from tcpsack_analyze import __version__
 from tcpsack_analyze.lab.assemble import assemble, summary_line
 from tcpsack_analyze.lab.capture import DEFAULT_SNAPLEN, Capture
 from tcpsack_analyze.lab.droplog import read_drops
-from tcpsack_analyze.lab.emulator import EmulatorConfig
+from tcpsack_analyze.lab.emulator import EmulatorConfig, MidPoint
 from tcpsack_analyze.lab.link import LinkConfig
 from tcpsack_analyze.lab.process import start
 from tcpsack_analyze.lab.settings import TcpSettings, check_applied, read_back
@@ -41,16 +41,21 @@ from tcpsack_analyze.lab.tracing import KernelTrace, measure_clock_offset
 from tcpsack_analyze.lab.traffic import Traffic
 from tcpsack_analyze.truth import Truth, write
 
-__all__ = ["REQUIRED_TOOLS", "RunConfig", "check_environment", "run"]
+__all__ = ["CAPTURE_POINTS", "REQUIRED_TOOLS", "RunConfig", "check_environment", "run"]
 
 REQUIRED_TOOLS = ("ip", "tcpdump", "bpftrace", "ethtool", "sysctl")
-CAPTURE_POINTS = ("sender", "receiver")
+CAPTURE_POINTS = ("sender", "mid", "receiver")
 _DRAIN = 0.2  # seconds after the last ACK for the captures to see the connection close
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything a run depends on; recorded in ``truth.json`` as ``params``."""
+    """Everything a run depends on; recorded in ``truth.json`` as ``params``.
+
+    ``upstream`` (forward, reverse) puts a mid point on the path: its links are the first
+    section, sender -> mid point, and ``forward``/``reverse`` then the second, mid point ->
+    receiver. A ``mid`` capture point needs one (the links may be plain: no delay, no loss).
+    """
 
     forward: LinkConfig
     reverse: LinkConfig
@@ -61,20 +66,31 @@ class RunConfig:
     seed: int = 1
     port: int = field(default_factory=lambda: random.randint(20000, 60000))
     timeout: float = 120.0
+    upstream: tuple[LinkConfig, LinkConfig] | None = None
 
     def __post_init__(self) -> None:
         bad = set(self.capture) - set(CAPTURE_POINTS)
         if bad or not self.capture:
             raise ValueError(f"capture points must be among {CAPTURE_POINTS}, not {sorted(bad) or 'none'}")
+        if "mid" in self.capture and self.upstream is None:
+            raise ValueError("a mid capture point needs an upstream section (RunConfig.upstream)")
+
+    @property
+    def path_delay(self) -> float:
+        """One-way delay sender -> receiver over both sections, seconds."""
+        return self.forward.delay + (0.0 if self.upstream is None else self.upstream[0].delay)
 
     def to_dict(self) -> dict[str, object]:
-        """For ``truth.json``."""
-        return {
+        """For ``truth.json`` (``upstream`` only on a path with a mid point)."""
+        out: dict[str, object] = {
             "forward": self.forward.to_dict(), "reverse": self.reverse.to_dict(),
             "tcp": self.tcp.to_dict(), "traffic": self.traffic.to_dict(),
             "capture": list(self.capture), "snaplen": self.snaplen, "seed": self.seed,
             "port": self.port,
         }
+        if self.upstream is not None:
+            out["upstream"] = {"forward": self.upstream[0].to_dict(), "reverse": self.upstream[1].to_dict()}
+        return out
 
 
 def check_environment() -> None:
@@ -110,16 +126,18 @@ def run(config: RunConfig, outdir: Path, command: str = "") -> Truth:
 
 
 def _run(config: RunConfig, outdir: Path, work: Path, command: str, stack: ExitStack) -> Truth:
-    topo = stack.enter_context(Topology())
+    topo = stack.enter_context(Topology(mid=config.upstream is not None))
     for ns in (topo.sender_ns, topo.receiver_ns):
         config.tcp.apply(ns)
     sysctls = {"sender": read_back(topo.sender_ns), "receiver": read_back(topo.receiver_ns)}
     for end, values in sysctls.items():
         check_applied(config.tcp, values, end)
 
+    mid = None if config.upstream is None else MidPoint(topo.mid_upstream_if, topo.mid_downstream_if,
+                                                        *config.upstream)
     emu_config = EmulatorConfig(topo.middle_sender_if, topo.middle_receiver_if, config.forward,
                                 config.reverse, config.seed, str(work / "drops.jsonl"),
-                                str(work / "emulator.json"))
+                                str(work / "emulator.json"), mid)
     (work / "emulator-config.json").write_text(emu_config.to_json())
     emulator = start(ns_cmd(topo.middle_ns, sys.executable, "-m", "tcpsack_analyze.lab.emulator",
                             str(work / "emulator-config.json")), "emulator", work, ready_on_stdout="ready")
@@ -131,9 +149,10 @@ def _run(config: RunConfig, outdir: Path, work: Path, command: str, stack: ExitS
     stack.callback(trace.proc.stop, signal.SIGINT)
 
     captures = []
+    listen_on = {"sender": (topo.sender_ns, topo.sender_if), "receiver": (topo.receiver_ns, topo.receiver_if),
+                 "mid": (topo.middle_ns, topo.mid_upstream_if)}
     for point in config.capture:
-        ns, ifname = ((topo.sender_ns, topo.sender_if) if point == "sender"
-                      else (topo.receiver_ns, topo.receiver_if))
+        ns, ifname = listen_on[point]
         cap = Capture(point, ns, ifname, outdir / f"{point}.pcap", config.snaplen)
         cap.start(work)
         assert cap.proc is not None
@@ -155,7 +174,7 @@ def _run(config: RunConfig, outdir: Path, work: Path, command: str, stack: ExitS
     budget = config.timeout + config.traffic.expected_duration()
     sender.wait(budget)
     receiver.wait(10.0)
-    time.sleep(_DRAIN + 2 * config.forward.delay)
+    time.sleep(_DRAIN + 2 * config.path_delay)
     clock_after = measure_clock_offset()
 
     capture_info = [cap.stop() for cap in captures]
@@ -169,14 +188,17 @@ def _run(config: RunConfig, outdir: Path, work: Path, command: str, stack: ExitS
     parts = assemble(events, clock_before, sent, received, read_drops(work / "drops.jsonl"),
                      SENDER_ADDR, RECEIVER_ADDR, sender_pcap)
     summary = summary_line(parts.flows, parts.drops, parts.retransmissions, parts.alignment)
+    offloads = {"sender": topo.offloads(topo.sender_ns, topo.sender_if),
+                "receiver": topo.offloads(topo.receiver_ns, topo.receiver_if)}
+    if topo.mid:
+        offloads["mid"] = topo.offloads(topo.middle_ns, topo.mid_upstream_if)
     truth = Truth(
         params=config.to_dict(),
         sysctls=sysctls,
         topology={
             "sender_addr": SENDER_ADDR, "receiver_addr": RECEIVER_ADDR, "prefix": topo.prefix,
             "emulator": "AF_PACKET bump in the wire in a middle namespace (tcpsack_analyze.lab.emulator)",
-            "offloads": {"sender": topo.offloads(topo.sender_ns, topo.sender_if),
-                         "receiver": topo.offloads(topo.receiver_ns, topo.receiver_if)},
+            "offloads": offloads,
         },
         captures=capture_info,
         clock={

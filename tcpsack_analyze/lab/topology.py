@@ -6,7 +6,14 @@
     192.0.2.1/24                                                                         192.0.2.2/24
 
 The middle namespace holds no addresses: the emulator process bridges its two veth ends at
-layer 2 (ARP included). Addresses come from TEST-NET-1 (RFC 5737), which exists only inside
+layer 2 (ARP included). A run with a mid capture point (``Topology(mid=True)``) gets one more
+veth pair, both ends in the middle namespace, which the emulator routes every frame through
+between the path's two sections::
+
+    <prefix>ms -> [upstream section] -> <prefix>mu ==veth== <prefix>md -> [downstream section] -> <prefix>mr
+
+so a tcpdump on ``<prefix>mu`` sees what survived the upstream section, before the downstream
+one (and the reverse direction the other way round). Addresses come from TEST-NET-1 (RFC 5737), which exists only inside
 these namespaces. Every name starts with a per-run prefix (``tsa`` + 6 random hex digits), so
 two runs at once do not collide, and :meth:`Topology.close` (also the context manager's exit)
 kills whatever still runs in the namespaces and deletes them, which removes the veths too.
@@ -51,8 +58,9 @@ def run(argv: list[str]) -> str:
 
 @dataclass
 class Topology:
-    """Three namespaces and two veth pairs with per-run unique names."""
+    """Three namespaces and two veth pairs (three with a mid point) with per-run unique names."""
 
+    mid: bool = False
     prefix: str = field(default_factory=lambda: "tsa" + secrets.token_hex(3))
     _created: list[str] = field(default_factory=list)
 
@@ -88,6 +96,16 @@ class Topology:
         """The middle namespace's end facing the receiver (emulator input for ``rev``)."""
         return f"{self.prefix}mr"
 
+    @property
+    def mid_upstream_if(self) -> str:
+        """The mid point's end facing the sender (middle namespace): where a mid capture listens."""
+        return f"{self.prefix}mu"
+
+    @property
+    def mid_downstream_if(self) -> str:
+        """The mid point's end facing the receiver (middle namespace)."""
+        return f"{self.prefix}md"
+
     def netns_inode(self, namespace: str) -> int:
         """The namespace's inode number: what the kernel's ``net->ns.inum`` holds."""
         return os.stat(_NETNS_DIR / namespace).st_ino
@@ -114,12 +132,17 @@ class Topology:
              "peer", "name", self.middle_sender_if, "netns", self.middle_ns])
         run(["ip", "link", "add", self.receiver_if, "netns", self.receiver_ns, "type", "veth",
              "peer", "name", self.middle_receiver_if, "netns", self.middle_ns])
-        for ns, ifname, addr in (
+        ends = [
             (self.sender_ns, self.sender_if, SENDER_ADDR),
             (self.middle_ns, self.middle_sender_if, None),
             (self.middle_ns, self.middle_receiver_if, None),
             (self.receiver_ns, self.receiver_if, RECEIVER_ADDR),
-        ):
+        ]
+        if self.mid:
+            run(["ip", "link", "add", self.mid_upstream_if, "netns", self.middle_ns, "type", "veth",
+                 "peer", "name", self.mid_downstream_if, "netns", self.middle_ns])
+            ends += [(self.middle_ns, self.mid_upstream_if, None), (self.middle_ns, self.mid_downstream_if, None)]
+        for ns, ifname, addr in ends:
             run(ns_cmd(ns, "ethtool", "-K", ifname, "tx", "off", "rx", "off", "tso", "off",
                        "gso", "off", "gro", "off"))
             if addr is not None:
