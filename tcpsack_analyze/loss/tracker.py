@@ -28,6 +28,13 @@ by an ACK covering it that echoes an older TSval (Eifel, RFC 3522), or when the 
 covers it was caused by an earlier resend: that ACK also first covered an earlier-sent resend
 below it, while the receiver had never reported these bytes missing (no ACK stopped inside them
 and no SACK left them as a hole after they were first sent).
+
+Lost transmissions (DOMAIN.md section 7) are placed relative to the capture point: a
+transmission seen here and then resent (not spuriously) was lost *downstream*; bytes first seen
+filling a hole, later than reordering explains, had their original lost *upstream*, and the
+copy that filled the hole is a resend that may itself be lost downstream. At a mid-path capture
+both kinds occur. A resend lost upstream leaves no trace here (its bytes are a hole already, or
+were seen before), so an upstream loss is counted once per hole filled.
 """
 from __future__ import annotations
 
@@ -663,8 +670,10 @@ class LossTracker:
                     opened = seg.opened_ns if seg.opened_ns is not None else seg.tx_ns[0]
                     lost.append(LostTransmission(-1, self.name, None, opened, self._seq32(seg.start), seg.start, seg.end, True, UPSTREAM))
                     continue
+                # the first copy seen here is the original unless it filled a hole (upstream: a resend)
+                original = i == 0 and not seg.upstream
                 lost.append(
-                    LostTransmission(-1, self.name, seg.tx_index[i], seg.tx_ns[i], self._seq32(seg.start), seg.start, seg.end, i == 0, DOWNSTREAM)
+                    LostTransmission(-1, self.name, seg.tx_index[i], seg.tx_ns[i], self._seq32(seg.start), seg.start, seg.end, original, DOWNSTREAM)
                 )
                 if seg.tx_pos[i] >= 0:
                     lost_pos.append(seg.tx_pos[i])
