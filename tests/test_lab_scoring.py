@@ -10,6 +10,8 @@ from tcpsack_analyze.lab.droplog import Drop
 from tcpsack_analyze.lab.scoring import (
     Transmission,
     drop_bursts,
+    drop_place,
+    drop_time,
     expand_retransmissions,
     expected_state,
     flow_map,
@@ -29,14 +31,17 @@ T0 = 1_700_000_000.0
 FLOWS = {(0, "a2b"): 0, (1, "b2a"): 1}  # conn 0: a is the sender of flow 0; conn 1: b sends flow 1
 
 
-def make_truth(retransmissions=(), drops=(), probes=(), delay=0.025) -> Truth:
+def make_truth(retransmissions=(), drops=(), probes=(), delay=0.025, upstream_delay=None) -> Truth:
     flows = [
         Flow(0, SENDER, 40000, RECEIVER, 5001, 1000, "reno", 10**6, 10**6, T0, T0 + 10, 0),
         Flow(1, SENDER, 40001, RECEIVER, 5001, 2000, "reno", 10**6, 10**6, T0, T0 + 10, 0),
     ]
     link = {"delay": delay, "rate": 0, "queue": 100, "loss": "none"}
+    params = {"forward": link, "reverse": link}
+    if upstream_delay is not None:  # a path with a mid point: delay is then the second section's
+        params["upstream"] = {"forward": dict(link, delay=upstream_delay), "reverse": dict(link, delay=upstream_delay)}
     return Truth(
-        params={"forward": link, "reverse": link}, sysctls={}, topology={}, captures=[], clock={},
+        params=params, sysctls={}, topology={}, captures=[], clock={},
         emulator={}, trace={"lost_events": 0}, flows=flows, drops=list(drops),
         retransmissions=list(retransmissions), ca_states=[], probes=[list(p) for p in probes], summary="",
     )
@@ -57,10 +62,10 @@ def ours(t, seq, trigger=rec.FAST, episode_trigger=None, conn=0, direction="a2b"
     )
 
 
-def drop(t, seq, length=1448, sport=40000, direction="fwd", reason="loss") -> Drop:
+def drop(t, seq, length=1448, sport=40000, direction="fwd", reason="loss", where=None) -> Drop:
     src, dst = (SENDER, RECEIVER) if direction == "fwd" else (RECEIVER, SENDER)
     sport, dport = (sport, 5001) if direction == "fwd" else (5001, sport)
-    return Drop(T0 + t, direction, reason, length + 66, src, dst, sport, dport, seq, 0, length, "A")
+    return Drop(T0 + t, direction, reason, length + 66, src, dst, sport, dport, seq, 0, length, "A", where)
 
 
 def lost(t, seq, index=0, conn=0, direction="a2b", start=0) -> rec.LostTransmission:
@@ -267,6 +272,49 @@ def test_redundant_drops_are_told_apart() -> None:
     assert without.drops_redundant is None and without.drop_recall_needed is None
 
 
+def _mid_path_truth() -> Truth:
+    """10 ms sender -> mid point. Segment 5000: original dropped upstream, its first resend too,
+    the second fills the hole at the mid point. Segment 6448: seen at the mid point, dropped
+    after it (stamped then, 10 ms after the sender sent it), resent once."""
+    return make_truth(
+        [kretx(1.1, 5000), kretx(1.15, 6448, "recovery"), kretx(1.2, 5000, "recovery")],
+        drops=[drop(1.0, 5000, where="upstream"), drop(1.010004, 6448, where="downstream"),
+               drop(1.1, 5000, where="upstream")],
+        delay=0.015, upstream_delay=0.01,
+    )
+
+
+def test_drop_place_and_time_relative_to_the_capture() -> None:
+    up, down = _mid_path_truth().drops[:2]
+    truth = _mid_path_truth()
+    assert [drop_place(d, v) for v in ("sender", "mid", "receiver") for d in (up, down)] == \
+        ["downstream", "downstream", "upstream", "downstream", "upstream", "upstream"]
+    assert drop_time(up, "sender", truth) == (up.t, 0.0) and drop_time(down, "mid", truth) == (down.t, 0.0)
+    t, slack = drop_time(down, "sender", truth)  # left the sender one upstream delay earlier
+    assert t == pytest.approx(down.t - 0.01) and slack == 0.0  # no emulator lateness recorded
+    with pytest.raises(ValueError):
+        drop_place(drop(1.0, 5000), "mid")  # a truth without a mid point cannot be split there
+
+
+def test_mid_point_scores_each_side_and_leaves_out_what_it_cannot_see() -> None:
+    truth = _mid_path_truth()
+    mine_rx = [ours(1.16, 6448, rec.RECOVERY, rec.FAST)]  # the only resend seen as one: 5000's fills a hole
+    mine_lost = [lost(1.0115, 5000, index=None), lost(1.010, 6448, index=4)]
+    s = score(truth, mine_rx, mine_lost, FLOWS, vantage="mid")
+    assert (s.retrans_truth, s.retrans_dropped, s.retrans_fills, s.retrans_matched) == (1, 1, 1, 1)
+    assert s.place_confusion == {("downstream", "downstream"): 1, ("upstream", "upstream"): 1}
+    assert (s.upstream.truth, s.upstream.ours, s.upstream.matched, s.upstream.precision, s.upstream.recall) == (2, 1, 1, 1.0, 0.5)
+    assert (s.downstream.truth, s.downstream.matched, s.downstream.precision, s.downstream.recall) == (1, 1, 1.0, 1.0)
+    assert "upstream P 1.000 R 0.500 (1 of 2 truth, 1 ours)" in s.summary()
+    # a loss placed on the wrong side is a miss on both sides
+    wrong = score(truth, mine_rx, [lost(1.0115, 5000, index=None), lost(1.012, 6448, index=None)], FLOWS, vantage="mid")
+    assert wrong.place_confusion[("downstream", "upstream")] == 1 and wrong.downstream.recall == 0.0
+    assert wrong.upstream.precision == 0.5
+    # from the sender every drop is downstream, and the one after the mid point is found one upstream delay earlier
+    at_sender = score(truth, [], [lost(1.0, 5000, index=1), lost(1.0, 6448, index=2), lost(1.1, 5000, index=7)], FLOWS)
+    assert (at_sender.downstream.matched, at_sender.downstream.recall, at_sender.upstream.truth) == (3, 1.0, 0)
+
+
 # --------------------------------------------------------------------------- bursts
 
 
@@ -333,7 +381,7 @@ LAB_RUNS = sorted(p for p in LAB_DATA.glob("*") if p.is_dir())
 def test_the_validation_runs_exist() -> None:
     assert {p.name for p in LAB_RUNS} >= {
         "thin_300", "thin_bursty_backoff", "thin_linear_timeouts", "nosack_random10", "sack_no_timestamps",
-        "both_bursty", "ack_queue",
+        "both_bursty", "ack_queue", "midpath_random", "midpath_bursty",
     }
 
 
@@ -375,6 +423,11 @@ def test_validation_runs_show_what_they_are_for() -> None:
     assert {c["point"] for c in runs["both_bursty"].captures} == {"sender", "receiver"}
     ack_drops = runs["ack_queue"].drops
     assert ack_drops and all(d.direction == "rev" and not d.len for d in ack_drops)
+    for name in ("midpath_random", "midpath_bursty"):  # loss on both sides of a mid capture point
+        assert {c["point"] for c in runs[name].captures} == {"sender", "mid"}
+        places = [d.where for d in runs[name].data_drops()]
+        assert places.count("upstream") >= 15 and places.count("downstream") >= 15
+    assert all(d.where is None for name, t in runs.items() if "upstream" not in t.params for d in t.drops)
 
 
 def test_receiver_vantage_on_a_real_run_with_late_frames() -> None:

@@ -19,16 +19,28 @@ frozen :class:`Score`:
    matched one-to-one to our lost transmissions (``LostTransmission`` records; those of one
    captured transmission, same ``index``, count once: a resend that covered several original
    segments has a record for each) on flow, seq and time: within ``tol_s`` for transmissions
-   seen on the capture, nearest within about one RTT for receiver-side records of upstream
-   losses (``index`` None, time approximate). With the sender capture, drops of copies whose
-   bytes an earlier copy had delivered (go-back-N resends) are counted apart
+   seen on the capture, nearest within about two RTTs for records of upstream losses
+   (``index`` None, timed when the hole became visible: at once when the lost segment had data
+   behind it, up to a round trip later when it ended its flight). With the sender capture,
+   drops of copies whose bytes an earlier copy had delivered (go-back-N resends) are counted apart
    (:func:`redundant_drops`): nothing resends them, so a sender-side analysis cannot see them.
 4. **Burst lengths.** Runs of consecutively sent data segments of a flow that were all dropped,
    from the sender capture's transmissions marked by the drop log (:func:`drop_bursts`).
+5. **Place of each loss.** Each drop is upstream or downstream of the analysed capture
+   (:func:`drop_place`: all downstream of a sender-side capture, all upstream of a
+   receiver-side one, and at a mid point what the drop log's ``where`` says); matched pairs are
+   tallied by (truth place, our ``LostTransmission.where``) and give precision and recall per
+   side (:class:`SideScore`).
 
 For a capture taken at the receiver (``vantage="receiver"``), retransmissions the emulator
 dropped are left out of the truth and truth times are shifted by the forward delay (with the
-emulator's lateness added to the tolerance).
+emulator's lateness added to the tolerance). At a mid point (``vantage="mid"``) the same holds
+for the upstream section: retransmissions dropped upstream are left out, and so are those
+whose every earlier copy was dropped upstream (the first copy the mid point sees fills a hole:
+a :class:`~tcpsack_analyze.loss.records.Fill`, not a retransmission), and truth times are
+shifted by the upstream delay. The drop log stamps a drop downstream of a mid point when the
+frame left the mid point; matched against the sender capture it is moved back by the upstream
+delay (:func:`drop_time`).
 
 Matching is greedy by time distance (the closest candidate pairs first), per flow and seq.
 Precision and recall are 1.0 when their denominator is 0 (nothing to find, nothing claimed).
@@ -46,7 +58,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from tcpsack_analyze.lab.droplog import Drop
+from tcpsack_analyze.lab.droplog import DOWNSTREAM, UPSTREAM, Drop
 from tcpsack_analyze.loss import patterns
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.rangeset import RangeSet
@@ -54,10 +66,14 @@ from tcpsack_analyze.truth import Truth
 
 __all__ = [
     "DEFAULT_TOL_S",
+    "VANTAGES",
     "Score",
+    "SideScore",
     "Transmission",
     "TruthSegment",
     "drop_bursts",
+    "drop_place",
+    "drop_time",
     "dropped_segments",
     "drops_on_wire",
     "expand_retransmissions",
@@ -73,6 +89,7 @@ __all__ = [
     "score",
     "sender_transmissions",
     "transmissions_from_capture",
+    "upstream_fills",
 ]
 
 DEFAULT_TOL_S = 0.003
@@ -80,6 +97,9 @@ DEFAULT_TOL_S = 0.003
 equal, the emulator's drop stamp is a few microseconds later, the trace time a few earlier."""
 
 _MOD = 2**32
+
+VANTAGES = ("sender", "mid", "receiver")
+"""Where the analysed capture was taken: the truth's capture points."""
 
 FlowMap = Mapping[tuple[int, str], int]
 """(our connection id, "a2b"/"b2a") -> truth flow id, for the data direction of each flow."""
@@ -149,6 +169,24 @@ def transmissions_from_capture(path: str | Path, truth: Truth) -> dict[int, list
 
     analysis = analyze(str(path), packets=True)
     return sender_transmissions(analysis.packets_df(), flow_map(analysis.connections, truth))
+
+
+def drop_time(d: Drop, vantage: str, truth: Truth) -> tuple[float, float]:
+    """When the dropped copy passed the capture at ``vantage``, and the slack to add to a
+    tolerance: the drop log's time, except for a drop downstream of a mid point seen from the
+    sender: the upstream delay earlier, and up to the emulator's lateness earlier still."""
+    if vantage == "sender" and d.where == DOWNSTREAM:
+        return d.t - truth.upstream_delay, truth.max_late
+    return d.t, 0.0
+
+
+def drop_place(d: Drop, vantage: str) -> str:
+    """Where the drop happened relative to the capture at ``vantage`` (UPSTREAM or DOWNSTREAM)."""
+    if vantage == "mid":
+        if d.where is None:
+            raise ValueError("a mid-point vantage needs a truth whose drops say where they happened")
+        return d.where
+    return DOWNSTREAM if vantage == "sender" else UPSTREAM
 
 
 # --------------------------------------------------------------------------- matching
@@ -272,9 +310,29 @@ def dropped_segments(segments: Sequence[TruthSegment], drops: Sequence[Drop], tr
     sender: dict[tuple[str | None, int | None], int] = {(f.src, f.sport): f.id for f in truth.flows}
     pairs = _greedy(
         segments, drops, lambda s: (s.flow, s.seq), lambda d: (sender.get((d.src, d.sport)), d.seq),
-        lambda s: s.t, lambda d: d.t, lambda _s, _d: tol_s,
+        lambda s: s.t, lambda d: drop_time(d, "sender", truth)[0],
+        lambda _s, d: tol_s + drop_time(d, "sender", truth)[1],
     )
     return {i for i, _ in pairs}
+
+
+def upstream_fills(segments: Sequence[TruthSegment], upstream: Sequence[Drop], truth: Truth, tol_s: float = DEFAULT_TOL_S) -> set[int]:
+    """Indexes of the truth segments all of whose earlier copies (the original and earlier
+    resends of the same flow and seq) were dropped upstream of the mid point, counted: the mid
+    point sees such a segment fill a hole, not as a retransmission."""
+    sender: dict[tuple[str | None, int | None], int] = {(f.src, f.sport): f.id for f in truth.flows}
+    lost_before: dict[tuple[int | None, int | None], list[float]] = defaultdict(list)
+    for d in upstream:
+        lost_before[(sender.get((d.src, d.sport)), d.seq)].append(d.t)
+    earlier: Counter[tuple[int, int]] = Counter()
+    out: set[int] = set()
+    for i in sorted(range(len(segments)), key=lambda k: segments[k].t):
+        s = segments[i]
+        copies = 1 + earlier[(s.flow, s.seq)]  # the original and the resends before this one
+        if sum(t < s.t - tol_s for t in lost_before.get((s.flow, s.seq), ())) >= copies:
+            out.add(i)
+        earlier[(s.flow, s.seq)] += 1
+    return out
 
 
 def flow_rtts(truth: Truth) -> dict[int, float]:
@@ -283,7 +341,8 @@ def flow_rtts(truth: Truth) -> dict[int, float]:
     for row in truth.probes:
         if row[6]:
             srtt[int(row[1])].append(row[6] / 1e6)
-    base = truth.params.get("forward", {}).get("delay", 0.0) + truth.params.get("reverse", {}).get("delay", 0.0)
+    sections = (truth.params, truth.params.get("upstream", {}))
+    base = sum(sec.get(d, {}).get("delay", 0.0) for sec in sections for d in ("forward", "reverse"))
     return {f.id: median(srtt[f.id]) if srtt.get(f.id) else base for f in truth.flows}
 
 
@@ -300,12 +359,15 @@ def lost_transmissions(lost: Sequence[rec.LostTransmission]) -> list[tuple[int, 
 
 def match_drops(
     drops: Sequence[Drop], lost: Sequence[rec.LostTransmission], flows: FlowMap, truth: Truth,
-    tol_s: float = DEFAULT_TOL_S, upstream_window_s: float | None = None,
+    tol_s: float = DEFAULT_TOL_S, upstream_window_s: float | None = None, vantage: str = "sender",
 ) -> list[tuple[int, tuple[int, ...]]]:
     """Pairs (drop index, our records of one transmission, :func:`lost_transmissions`): same
     flow and 32-bit seq (of the group's lowest record); time within ``tol_s`` of the
-    transmission we saw, or, for records of upstream losses (``index`` None), the nearest within
-    ``upstream_window_s`` (default: the flow's RTT, :func:`flow_rtts`)."""
+    transmission we saw (the drop's :func:`drop_time` at ``vantage``), or, for records of
+    upstream losses (``index`` None), the nearest within ``upstream_window_s`` (default: twice
+    the flow's RTT, :func:`flow_rtts`: such a record is timed when the hole became visible, when
+    data above it passed the capture, which is a round trip after the loss when the lost
+    segment ended its flight and the next data waited for that flight's ACKs)."""
     sender: dict[tuple[str | None, int | None], int] = {(f.src, f.sport): f.id for f in truth.flows}
     rtts = flow_rtts(truth)
     groups = lost_transmissions(lost)
@@ -313,14 +375,14 @@ def match_drops(
 
     def window(d: Drop, r: rec.LostTransmission) -> float:
         if r.index is not None:
-            return tol_s
+            return tol_s + drop_time(d, vantage, truth)[1]
         if upstream_window_s is not None:
             return upstream_window_s
-        return max(rtts.get(sender[(d.src, d.sport)], 0.0), tol_s)
+        return max(2 * rtts.get(sender[(d.src, d.sport)], 0.0), tol_s)
 
     pairs = _greedy(
         drops, heads, lambda d: (sender.get((d.src, d.sport)), d.seq), lambda r: (_flow_of(flows, r), r.seq),
-        lambda d: d.t, lambda r: r.time_ns / 1e9, window,
+        lambda d: drop_time(d, vantage, truth)[0], lambda r: r.time_ns / 1e9, window,
     )
     return [(i, groups[g]) for i, g in pairs]
 
@@ -339,15 +401,16 @@ def drops_on_wire(
     drops: Sequence[Drop], transmissions: Mapping[int, Sequence[Transmission]], truth: Truth,
     tol_s: float = DEFAULT_TOL_S,
 ) -> dict[int, dict[int, int]]:
-    """Flow id -> {transmission index: drop index}: each drop matched to the flow's
-    transmission of the same seq and length nearest in time (within ``tol_s``)."""
+    """Flow id -> {transmission index: drop index}: each drop matched to the flow's (sender-side)
+    transmission of the same seq and length nearest in time (within ``tol_s``, :func:`drop_time`)."""
     sender: dict[tuple[str | None, int | None], int] = {(f.src, f.sport): f.id for f in truth.flows}
+    at_sender = [drop_time(d, "sender", truth) for d in drops]
     out: dict[int, dict[int, int]] = {}
     for flow, wire in transmissions.items():
         mine = [i for i, d in enumerate(drops) if sender.get((d.src, d.sport)) == flow]
         pairs = _greedy(
             mine, wire, lambda i: (drops[i].seq, drops[i].len), lambda w: (w.seq, w.len),
-            lambda i: drops[i].t, lambda w: w.t, lambda _i, _w: tol_s,
+            lambda i: at_sender[i][0], lambda w: w.t, lambda i, _w: tol_s + at_sender[i][1],
         )
         out[flow] = {j: mine[k] for k, j in pairs}
     return out
@@ -402,6 +465,18 @@ def _ratio(num: int, den: int) -> float:
 
 
 @dataclass(frozen=True)
+class SideScore:
+    """The drops on one side of the capture point against our lost transmissions placed there
+    (``matched``: pairs that agree on the side)."""
+
+    truth: int
+    ours: int
+    matched: int
+    precision: float
+    recall: float
+
+
+@dataclass(frozen=True)
 class Score:
     """How loss forensics compares with a lab run's truth (see the module text)."""
 
@@ -435,6 +510,11 @@ class Score:
     drop_recall_needed: float | None = None  # recall over the other drops
     bursts: dict[int, int] | None = None  # 4. burst lengths of the drop log
     drops_not_on_capture: int = 0
+    # 5. place of each loss relative to the capture point (drop_place vs LostTransmission.where)
+    upstream: SideScore | None = None
+    downstream: SideScore | None = None
+    place_confusion: dict[tuple[str, str], int] | None = None  # (truth place, our where) -> matched pairs
+    retrans_fills: int = 0  # at a mid point: truth segments left out, first seen there filling a hole
 
     def summary(self) -> str:
         """One line with the headline figures."""
@@ -447,6 +527,10 @@ class Score:
             f"trigger agreement {self.trigger_agreement:.3f}, TLP recall {self.tlp_recall:.3f} of {self.tlp_truth}; "
             f"drops P {self.drop_precision:.3f} R {self.drop_recall:.3f} "
             f"({self.drops_matched} of {self.drops_truth} truth, {self.drops_ours} ours{needed}); bursts {hist}"
+            + "".join(
+                f"; {name} P {side.precision:.3f} R {side.recall:.3f} ({side.matched} of {side.truth} truth, {side.ours} ours)"
+                for name, side in (("upstream", self.upstream), ("downstream", self.downstream)) if side is not None and side.truth + side.ours
+            )
         )
 
 
@@ -468,24 +552,32 @@ def score(
     ``flows`` is :func:`flow_map` of the analysed capture; ``transmissions`` the sender-side
     capture's data segments (:func:`sender_transmissions`), used to split multi-segment
     retransmissions as sent and for the burst histogram. ``vantage`` is where the analysed
-    capture was taken: at the ``"receiver"``, retransmissions the emulator dropped cannot be
-    seen and are left out of the truth (``retrans_dropped``), truth times are shifted by
-    ``shift_s``, by default the forward one-way delay (0 at the sender), and the tolerance grows
-    by how late the emulator released frames (``emulator.timing.max_late_s``); with a rate
-    limit, queueing adds more delay: pass a ``tol_s`` that covers the queue.
+    capture was taken (:data:`VANTAGES`): at the ``"receiver"``, retransmissions the emulator
+    dropped cannot be seen and are left out of the truth (``retrans_dropped``), truth times are
+    shifted by ``shift_s``, by default the one-way delay to the capture (0 at the sender), and
+    the tolerance grows by how late the emulator released frames (``emulator.timing.max_late_s``);
+    with a rate limit, queueing adds more delay: pass a ``tol_s`` that covers the queue. At the
+    ``"mid"`` point the same applies to the upstream section, and retransmissions first seen
+    there filling a hole are left out too (``retrans_fills``, :func:`upstream_fills`).
     """
-    if vantage not in ("sender", "receiver"):
-        raise ValueError(f"vantage must be 'sender' or 'receiver', not {vantage!r}")
+    if vantage not in VANTAGES:
+        raise ValueError(f"vantage must be one of {VANTAGES}, not {vantage!r}")
     drops = forward_data_drops(truth)
     segments = expand_retransmissions(truth, transmissions, mss, tol_s)
     dropped: set[int] = set()
+    fills: set[int] = set()
     retrans_tol = tol_s
-    if vantage == "receiver":
-        dropped = dropped_segments(segments, drops, truth, tol_s)
-        segments = [seg for i, seg in enumerate(segments) if i not in dropped]
-        if shift_s is None:
-            shift_s = float(truth.params.get("forward", {}).get("delay", 0.0))
-        retrans_tol += float(truth.emulator.get("timing", {}).get("max_late_s", 0.0))
+    if vantage != "sender":
+        before = [d for d in drops if drop_place(d, vantage) == UPSTREAM]
+        dropped = dropped_segments(segments, before, truth, tol_s)
+        if vantage == "mid":
+            fills = upstream_fills(segments, before, truth, tol_s) - dropped
+        segments = [seg for i, seg in enumerate(segments) if i not in dropped | fills]
+        if shift_s is None:  # the one-way delay to the capture point
+            shift_s = truth.upstream_delay
+            if vantage == "receiver":
+                shift_s += float(truth.params.get("forward", {}).get("delay", 0.0))
+        retrans_tol += truth.max_late
     pairs = match_retransmissions(segments, retransmissions, flows, retrans_tol, shift_s or 0.0)
     hit_truth = {i for i, _ in pairs}
     hit_ours = {j for _, j in pairs}
@@ -503,10 +595,11 @@ def score(
     tlp_truth = sum(s.kind == "tlp" for s in segments)
     tlp_ours = sum(r.trigger == rec.TLP for r in retransmissions)
 
-    drop_pairs = match_drops(drops, lost, flows, truth, tol_s, upstream_window_s)
+    drop_pairs = match_drops(drops, lost, flows, truth, tol_s, upstream_window_s, vantage)
     hit_drops = {i for i, _ in drop_pairs}
     hit_lost = {j for _, group in drop_pairs for j in group}
-    ours_lost = len(lost_transmissions(lost))
+    groups = lost_transmissions(lost)
+    ours_lost = len(groups)
 
     hist: dict[int, int] | None = None
     not_on_capture = 0
@@ -514,6 +607,15 @@ def score(
     if transmissions is not None:
         hist, not_on_capture = drop_bursts(drops, transmissions, truth, tol_s)
         redundant = redundant_drops(drops, transmissions, truth, tol_s)
+
+    places = [drop_place(d, vantage) for d in drops]
+    place_confusion = Counter((places[i], lost[group[0]].where) for i, group in drop_pairs)
+
+    def side(place: str) -> SideScore:
+        truth_n = places.count(place)
+        ours_n = sum(lost[g[0]].where == place for g in groups)
+        matched = place_confusion[(place, place)]
+        return SideScore(truth_n, ours_n, matched, _ratio(matched, ours_n), _ratio(matched, truth_n))
 
     return Score(
         retrans_truth=len(segments),
@@ -542,4 +644,8 @@ def score(
         drop_recall_needed=None if redundant is None else _ratio(len(hit_drops - redundant), len(drops) - len(redundant)),
         bursts=hist,
         drops_not_on_capture=not_on_capture,
+        upstream=side(UPSTREAM),
+        downstream=side(DOWNSTREAM),
+        place_confusion=dict(sorted(place_confusion.items())),
+        retrans_fills=len(fills),
     )
