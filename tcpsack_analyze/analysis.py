@@ -15,21 +15,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from tcpsack_analyze.connection import Connection
 from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S, FlowTable
 from tcpsack_analyze.loss import records as rec
-from tcpsack_analyze.loss.patterns import GilbertElliott, bursts
+from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
-from tcpsack_analyze.loss.patterns import fit_gilbert_elliott_all
 from tcpsack_analyze.loss.summary import combine
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
 from tcpsack_analyze.report.model import CaptureReport, capture_info, connection_report, format_addr
+
+if TYPE_CHECKING:  # pandas is imported where a table is built: a report does not need it (0.5-1 s)
+    import pandas as pd
 
 PACKET_COLUMNS = ("index", "time", "conn", "dir", "flags", "seq", "ack", "win", "len", "nsack")
 
@@ -69,6 +71,8 @@ class Analysis:
 
     def connections_df(self) -> pd.DataFrame:
         """One row per connection and direction, with every numeric field of the report."""
+        import pandas as pd
+
         rows = []
         for c in self.report.connections:
             for d in (c.a2b, c.b2a):
@@ -108,6 +112,8 @@ class Analysis:
         the direction's data transmissions, ``first_time_*`` its send time, ``first_index`` its
         record number (NA when the lost transmissions cannot be matched to records), ``length`` b.
         """
+        import pandas as pd
+
         rows = []
         for (cid, name), res in sorted(self.loss.items()):
             runs = bursts(res.lost_flags)
@@ -177,6 +183,8 @@ def analyze(
     report = CaptureReport(capture=capture_info(status, tcp_packets), connections=conns, loss=totals)
     table_df = None
     if packets:
+        import pandas as pd
+
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
         table_df["conn"] = table_df["conn"].map(renumber)
     starts = {c.id: min(d.first_ns for d in c.dirs if d.first_ns is not None) for c in live}  # type: ignore[attr-defined]
@@ -206,6 +214,8 @@ def _flatten(name: str, value: object, row: dict[str, object]) -> None:
 
 def _records_df(kind: type, records: Iterable[object]) -> pd.DataFrame:
     """A table of loss records of one kind: their fields, derived properties, times in s and ms."""
+    import pandas as pd
+
     names = [f.name for f in dataclasses.fields(kind)] + list(_DERIVED.get(kind, ()))
     rows = [{n: getattr(rec, n) for n in names} for rec in records]
     df = pd.DataFrame(rows, columns=names)

@@ -1,0 +1,46 @@
+"""The command line's shape: every subcommand listed, and a report that imports only what it needs."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import tcpsack_analyze
+from tcpsack_analyze.cli import main
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_traces" / "http_206_sack_recovery.pcap"
+
+
+def test_help_lists_every_subcommand() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    commands = result.output.split("Commands:")[1].split()
+    assert {"report", "details", "lab"} <= set(commands)
+
+
+def test_unknown_subcommand_is_one_clear_error() -> None:
+    result = CliRunner().invoke(main, ["reprot"])
+    assert result.exit_code == 2 and "No such command 'reprot'" in result.output
+
+
+def test_report_does_not_import_pandas_or_the_lab() -> None:
+    # pandas alone costs 0.5-1 s of start-up; the report is built from dataclasses
+    code = (
+        "import sys\n"
+        "from tcpsack_analyze.cli import main\n"
+        f"try:\n    main(['report', {str(SAMPLE)!r}])\n"
+        "except SystemExit as e:\n    assert not e.code, e.code\n"
+        "late = sorted(m for m in ('pandas', 'tcpsack_analyze.lab.runner', 'tcpsack_analyze.cli.details') if m in sys.modules)\n"
+        "print('LOADED', late)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "TCP connection 0" in out
+    assert out.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_package_level_analyze() -> None:
+    a = tcpsack_analyze.analyze(str(SAMPLE))
+    assert len(a.report.connections) == 2 and a.report.capture.complete
+    assert len(a.connections_df()) == 4  # pandas comes in with the first table
