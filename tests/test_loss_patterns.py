@@ -359,11 +359,13 @@ def test_run_powers_in_closed_form_match_squaring(entries: list[float], length: 
     if a + d == 0 or a + nudge == 0:  # EM's N always has a positive diagonal entry: N^k never vanishes
         return
     lengths = np.array([length, length])
-    power, within, scale = _run_powers(matrices, lengths)
-    power_sq, within_sq, scale_sq = _run_powers_by_squaring(matrices, lengths)
+    power, scale, within = _run_powers(matrices, lengths)
+    power_sq, scale_sq, within_sq = _run_powers_by_squaring(matrices, lengths)
     factor = np.exp(scale - scale_sq)  # the two scale differently
     assert np.allclose(power * factor[:, None, None], power_sq, rtol=1e-9, atol=1e-12)
-    assert np.allclose(within * factor[:, None, None, None, None], within_sq, rtol=1e-9, atol=1e-12)
+    ends = np.random.default_rng(length).random((2, 2, 2))  # what the E step spreads over W
+    spread_sq = (ends[:, :, :, None, None] * within_sq).sum(axis=(1, 2))
+    assert np.allclose(within.spread(ends) * factor[:, None, None], spread_sq, rtol=1e-9, atol=1e-12)
 
 
 @settings(max_examples=60, deadline=None)

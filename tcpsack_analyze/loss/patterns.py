@@ -377,22 +377,24 @@ class _Batch(NamedTuple):
         sizes = np.array([len(s) for s in starts])
         run_fit = np.repeat(np.arange(len(sequences)), sizes)
         offsets = np.concatenate(([0], np.cumsum(sizes)))
-        return _Batch._named(offsets, run_fit, lengths, outcomes)
-
-    @staticmethod
-    def _named(offsets: np.ndarray, run_fit: np.ndarray, lengths: np.ndarray, outcomes: np.ndarray) -> "_Batch":
-        keys, run_kind = np.unique((run_fit * (int(lengths.max()) + 1) + lengths) * 2 + outcomes, return_inverse=True)
         span = int(lengths.max()) + 1
+        keys, run_kind = np.unique((run_fit * span + lengths) * 2 + outcomes, return_inverse=True)
         return _Batch(offsets, run_fit, run_kind.reshape(-1), keys // 2 // span, keys % 2, keys // 2 % span)
 
     def subset(self, keep: np.ndarray) -> "_Batch":
-        """The fits with ``keep`` set, renumbered in order."""
+        """The fits with ``keep`` set, renumbered in order (their kinds stay distinct)."""
         runs = keep[self.run_fit]
-        sizes = np.diff(self.offsets)[keep]
-        renumber = np.cumsum(keep) - 1
-        lengths = self.kind_lengths[self.run_kind[runs]]
-        outcomes = self.kind_outcomes[self.run_kind[runs]]
-        return _Batch._named(np.concatenate(([0], np.cumsum(sizes))), renumber[self.run_fit[runs]], lengths, outcomes)
+        kinds = keep[self.kind_fit]
+        fit_number = np.cumsum(keep) - 1
+        kind_number = np.cumsum(kinds) - 1
+        return _Batch(
+            np.concatenate(([0], np.cumsum(np.diff(self.offsets)[keep]))),
+            fit_number[self.run_fit[runs]],
+            kind_number[self.run_kind[runs]],
+            fit_number[self.kind_fit[kinds]],
+            self.kind_outcomes[kinds],
+            self.kind_lengths[kinds],
+        )
 
 
 # A pass's forward and backward scans run over the runs of every fit in one sequence of
@@ -425,14 +427,15 @@ def _expected_counts(batch: _Batch, theta: np.ndarray) -> tuple[np.ndarray, np.n
     arrive = np.column_stack((1.0 - loss_good, 1.0 - loss_bad))[:, None, :]
     steps = np.stack((transitions * arrive, transitions * (1.0 - arrive)), axis=1)  # [fit, outcome, i, j]
     kind_steps = steps[batch.kind_fit, batch.kind_outcomes]
-    kind_power, within, log_scale = _run_powers(kind_steps, batch.kind_lengths)
+    kind_power, log_scale, within = _run_powers(kind_steps, batch.kind_lengths)
     power = kind_power[batch.run_kind]  # N^k of each run, scaled
-    heads = batch.offsets[:-1]
-    forward = _scaled_products(np.ones(2), np.insert(power, heads, FORWARD_RESET, axis=0))
+    # one scan: forward over the runs, then backward over them (transposed, in reverse)
+    forward = np.insert(power, batch.offsets[:-1], FORWARD_RESET, axis=0)
+    backward = np.insert(power[::-1].transpose(0, 2, 1), runs - batch.offsets[1:], BACKWARD_RESET, axis=0)
+    rows = _scaled_products(np.ones(2), np.concatenate((forward, backward)))
     position = np.arange(runs) + batch.run_fit + 1  # of each run among the forward matrices
-    before, after = forward[position - 1], forward[position]
-    backward = _scaled_products(np.ones(2), np.insert(power[::-1].transpose(0, 2, 1), runs - batch.offsets[1:], BACKWARD_RESET, axis=0))
-    later = backward[(runs - 1 - np.arange(runs)) + (fits - batch.run_fit) - 1]  # the row after each run
+    before, after = rows[position - 1], rows[position]
+    later = rows[len(forward) + (runs - 1 - np.arange(runs)) + (fits - batch.run_fit) - 1]  # the row after each run
     growth = (before[:, :, None] * power).sum(axis=(1, 2))  # P(run | earlier runs), scaled
     log_likelihood = np.bincount(batch.run_fit, np.log(growth) + log_scale[batch.run_kind], minlength=fits)
     through = growth * (after * later).sum(axis=1)  # a N^k b
@@ -440,59 +443,79 @@ def _expected_counts(batch: _Batch, theta: np.ndarray) -> tuple[np.ndarray, np.n
     kinds = len(batch.kind_lengths)
     slots = (batch.run_kind[:, None] * 4 + np.arange(4)).reshape(-1)
     per_kind = np.bincount(slots, weights=ends, minlength=4 * kinds).reshape(kinds, 2, 2)
-    moves = (per_kind[:, :, :, None, None] * within).sum(axis=(1, 2)) * kind_steps
+    moves = within.spread(per_kind) * kind_steps
     slots = ((batch.kind_fit * 2 + batch.kind_outcomes)[:, None] * 4 + np.arange(4)).reshape(-1)
     counts = np.bincount(slots, weights=moves.reshape(-1), minlength=fits * 8).reshape(fits, 2, 2, 2)
     return counts, log_likelihood
 
 
-def _run_powers(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each N = steps[i], k = lengths[i]: N^k, W = sum_m N^m (x) N^(k-1-m), both scaled, and the log scale.
+class _Within(NamedTuple):
+    """W = sum_m N^m (x) N^(k-1-m) of each kind of run, W[i, p, q, a, b] = sum_m N^m[p, a] N^(k-1-m)[b, q].
 
-    ``W[i, p, q, a, b]`` is sum_m N^m[p, a] N^(k-1-m)[b, q], as :func:`_expected_counts` reads
-    it. In closed form from the eigenvalues of N (a non-negative 2 by 2 matrix, so they are
-    real, l1 >= |l2|): with E1 = (N - l2 I) / (l1 - l2) and E2 = (l1 I - N) / (l1 - l2) the
+    Kept as :func:`_run_powers` finds it: for most kinds the two eigen-projections and three
+    weights, W = w0 E1 (x) E1 + w1 E2 (x) E2 + w2 (E1 (x) E2 + E2 (x) E1); for the kinds
+    in ``hard`` the whole array, ``hard_full``.
+    """
+
+    first: np.ndarray  # E1, (kinds, 2, 2)
+    second: np.ndarray  # E2
+    weights: np.ndarray  # (kinds, 3)
+    hard: np.ndarray  # kind indices
+    hard_full: np.ndarray  # (len(hard), 2, 2, 2, 2)
+
+    def spread(self, ends: np.ndarray) -> np.ndarray:
+        """sum_pq ends[i, p, q] W[i, p, q, a, b] for every kind i: (kinds, 2, 2).
+
+        For one product term X (x) Y that is X^T ends Y^T, four batched 2 by 2 products in all.
+        """
+        f, s = self.first.transpose(0, 2, 1), self.second.transpose(0, 2, 1)
+        w0, w1, w2 = (self.weights[:, j, None, None] for j in range(3))
+        out = (f @ ends) @ (w0 * f + w2 * s) + (s @ ends) @ (w2 * f + w1 * s)
+        if self.hard.size:
+            out[self.hard] = (ends[self.hard][:, :, :, None, None] * self.hard_full).sum(axis=(1, 2))
+        return out
+
+
+def _run_powers(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, _Within]:
+    """For each N = steps[i], k = lengths[i]: N^k and W = sum_m N^m (x) N^(k-1-m), both scaled, and the log scale.
+
+    In closed form from the eigenvalues of N (a non-negative 2 by 2 matrix, so they are real,
+    l1 >= |l2|): with E1 = (N - l2 I) / (l1 - l2) and E2 = (l1 I - N) / (l1 - l2) the
     projections on the two eigenvectors, N^m = l1^m E1 + l2^m E2, so N^k = l1^k (E1 + rho^k E2)
     and W = l1^(k-1) (k E1 (x) E1 + k rho^(k-1) E2 (x) E2 + g (E1 (x) E2 + E2 (x) E1)), with
-    rho = l2 / l1 and g = sum_m rho^m = (1 - rho^k) / (1 - rho). Both are divided by l1^k,
-    whose log is the scale: a power of N shrinks geometrically with k. The projections grow,
-    and the sum cancels, as l1 - l2 -> 0 or the eigenvectors come close (1 - rho below
-    DISTINCT_EIGENVALUES or a projection entry above PROJECTION_LIMIT, or a zero matrix): those
-    kinds, rare and only met on the way through the parameter space, are computed by squaring
-    instead (:func:`_run_powers_by_squaring`).
+    rho = l2 / l1 and g = sum_m rho^m = (1 - rho^k) / (1 - rho) (see :class:`_Within`). Both
+    are divided by l1^k, whose log is the scale: a power of N shrinks geometrically with k. The
+    projections grow, and the sum cancels, as l1 - l2 -> 0 or the eigenvectors come close
+    (1 - rho below DISTINCT_EIGENVALUES or a projection entry above PROJECTION_LIMIT, or a zero
+    matrix): those kinds, rare and only met on the way through the parameter space, are computed
+    by squaring instead (:func:`_run_powers_by_squaring`).
     """
     a, b, c, d = steps[:, 0, 0], steps[:, 0, 1], steps[:, 1, 0], steps[:, 1, 1]
     spread = np.sqrt((a - d) ** 2 + 4.0 * b * c)  # l1 - l2, a sum of non-negative terms: no cancellation
     top = (a + d + spread) / 2.0  # l1
     gap = np.divide(spread, top, out=np.zeros_like(top), where=top > 0)  # 1 - rho
     closed = gap >= DISTINCT_EIGENVALUES
-    k = lengths
     rho = 1.0 - np.where(closed, gap, 1.0)
     eye = np.eye(2)
     first = (steps / np.where(closed, top, 1.0)[:, None, None] - rho[:, None, None] * eye) / np.where(closed, gap, 1.0)[:, None, None]
     closed &= np.abs(first).max(axis=(1, 2)) <= PROJECTION_LIMIT
     second = eye - first
-    rho_k1 = np.power(rho, k - 1)
+    rho_k1 = np.power(rho, lengths - 1)
     power = first + (rho_k1 * rho)[:, None, None] * second
     g = (1.0 - rho_k1 * rho) / np.where(closed, gap, 1.0)
-    inv = 1.0 / np.where(closed, top, 1.0)
-
-    def outer(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """[i, p, q, a, b] = x[i, p, a] y[i, b, q]."""
-        return x[:, :, None, :, None] * y.transpose(0, 2, 1)[:, None, :, None, :]
-
-    weight = (inv * k)[:, None, None, None, None]
-    within = weight * outer(first, first) + (weight * rho_k1[:, None, None, None, None]) * outer(second, second)
-    within += (inv * g)[:, None, None, None, None] * (outer(first, second) + outer(second, first))
-    log_scale = k * np.log(np.where(closed, top, 1.0))
+    inv = np.where(closed, 1.0 / np.where(closed, top, 1.0), 0.0)
+    weights = np.column_stack((lengths * inv, lengths * rho_k1 * inv, g * inv))
+    log_scale = lengths * np.log(np.where(closed, top, 1.0))
     hard = np.flatnonzero(~closed)
+    hard_full = np.empty((0, 2, 2, 2, 2))
     if hard.size:
-        power[hard], within[hard], log_scale[hard] = _run_powers_by_squaring(steps[hard], lengths[hard])
-    return power, within, log_scale
+        power[hard], log_scale[hard], hard_full = _run_powers_by_squaring(steps[hard], lengths[hard])
+    return power, log_scale, _Within(first, second, weights, hard, hard_full)
 
 
 def _run_powers_by_squaring(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_run_powers` for any N, by binary exponentiation of a block matrix.
+    """:func:`_run_powers` for any N, by binary exponentiation of a block matrix: N^k, the log
+    scale and W (whole, as :class:`_Within` indexes it), all scaled alike.
 
     Both come from one power of Z = [[I (x) N, I], [0, N^T (x) I]] (8 by 8): Z^k has
     I (x) N^k top left (so N^k in its first 2 by 2) and sum_m (N^T)^(k-1-m) (x) N^m top right.
@@ -521,7 +544,7 @@ def _run_powers_by_squaring(steps: np.ndarray, lengths: np.ndarray) -> tuple[np.
         square[live] = product / peak[:, None, None]
         square_logs[live] = 2.0 * square_logs[live] + np.log(peak)
     within = result[:, :4, 4:].reshape(count, 2, 2, 2, 2).transpose(0, 2, 1, 4, 3)
-    return result[:, :2, :2], within, logs
+    return result[:, :2, :2], logs, within
 
 
 def _scaled_products(start: np.ndarray, matrices: np.ndarray) -> np.ndarray:
