@@ -87,6 +87,13 @@ class RangeSet:
         starts, ends = self._starts, self._ends
         # ranges that overlap or touch [start, end)
         lo = bisect_left(ends, start)
+        if lo < len(starts) and starts[lo] <= start and (lo + 1 == len(starts) or starts[lo + 1] > end):
+            # the common case of a growing SACK block: inside one range, or extending its end
+            grown = end - ends[lo]
+            if grown <= 0:
+                return 0
+            ends[lo] = end
+            return grown
         hi = bisect_right(starts, end)
         if lo == hi:
             starts.insert(lo, start)
