@@ -304,8 +304,7 @@ def fit_gilbert_elliott_all(
         theta[here[downhill]], floor[here[downhill]] = fallback[here[downhill]], -math.inf
         on, step, gained = here[~downhill], step[~downhill], gained[~downhill]
         done = gained - previous[on] <= tolerance * np.abs(gained)
-        converged[on[done]] = going[on[done]] = False
-        converged[on[done]] = True
+        converged[on[done]], going[on[done]] = True, False
         previous[on], following[on], second[on] = gained, step, True
         # second pass (at following): the SQUAREM jump from theta, falling back to this EM step
         there = members[~first]
