@@ -120,7 +120,7 @@ class Analysis:
             records = _lost_records_in_send_order(res)
             first_of_run = np.cumsum(np.concatenate(([0], runs[:-1, 1]))) if len(runs) else np.empty(0, np.int64)
             for (pos, length), k in zip(runs.tolist(), first_of_run.tolist()):
-                t = int(res.tx_times[pos])
+                t = int(res.lost_times[k])
                 rows.append((cid, name, pos, t, t / 1e9, None if records is None else records[k], length))
         df = pd.DataFrame(rows, columns=list(BURST_COLUMNS))
         df["first_index"] = df["first_index"].astype("Int64")

@@ -165,6 +165,9 @@ def test_bursts_and_events_match_loops(case: tuple[list[bool], list[int], float 
     assert [tuple(b) for b in bursts(np.array(lost, dtype=bool)).tolist()] == brute_bursts(lost)
     got = loss_events(np.array(lost, dtype=bool), np.array(times, dtype=np.int64), rtt)
     assert [tuple(e) for e in got.tolist()] == brute_events(lost, times, rtt)
+    # the send times of the lost transmissions alone are enough (what LossResult keeps)
+    only_lost = np.array([t for t, x in zip(times, lost) if x], dtype=np.int64)
+    assert (loss_events(np.array(lost, dtype=bool), only_lost, rtt) == got).all()
 
 
 @settings(max_examples=150, deadline=None)
@@ -206,7 +209,7 @@ def test_rtt_extremes() -> None:
 def test_input_errors() -> None:
     lost = np.array(HAND, dtype=bool)
     with pytest.raises(ValueError):
-        loss_events(lost, np.arange(9), 5.0)  # lengths differ
+        loss_events(lost, np.arange(9), 5.0)  # neither one time per transmission nor per loss
     with pytest.raises(ValueError):
         loss_events(lost, np.arange(10)[::-1], 5.0)  # send times go backwards
     for rtt in (0.0, -1.0, math.nan, math.inf):

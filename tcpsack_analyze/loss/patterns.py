@@ -9,7 +9,8 @@ probability), P' (drop events per packet) and b (packets per burst), the quantit
 
 Everything here is plain numpy on one direction's data-segment transmissions in transmission
 order, originals and retransmissions alike: ``lost[i]`` says whether transmission ``i`` failed to
-arrive and ``times_ns[i]`` when it was sent. Deciding which transmissions were lost (from a
+arrive and ``times_ns[i]`` when it was sent (only the send times of the lost ones are read:
+they may be given alone, see :func:`loss_events`). Deciding which transmissions were lost (from a
 sender-, receiver- or mid-path capture) is the caller's job.
 
 - A *burst* is a maximal run of consecutive transmissions that were all lost; b is its length.
@@ -143,17 +144,24 @@ def loss_events(lost: np.ndarray, times_ns: np.ndarray, rtt_ns: float | None) ->
     With an RTT, an event is the first loss not yet in an event plus every later loss sent less
     than ``rtt_ns`` after it (DOMAIN.md section 7); the send times of the losses must not
     decrease. Without one (None), the events are the bursts, see :func:`bursts`.
+
+    ``times_ns`` holds the send time of every transmission (the shape of ``lost``) or only those
+    of the lost ones, in order (one per True of ``lost``): the others are never read, so a
+    tracker need not keep them (:attr:`~tcpsack_analyze.loss.tracker.LossResult.lost_times`).
     """
     lost = np.asarray(lost, dtype=bool)
     times_ns = np.asarray(times_ns, dtype=np.int64)
-    if times_ns.shape != lost.shape:
-        raise ValueError("lost and times_ns must have the same length")
+    index = np.flatnonzero(lost)
+    if times_ns.shape == lost.shape:
+        sent = times_ns[index]
+    elif times_ns.shape == index.shape:
+        sent = times_ns
+    else:
+        raise ValueError("times_ns must give the send time of every transmission or of every lost one")
     if rtt_ns is None:
         return bursts(lost)
     if not 0 < rtt_ns < math.inf:
         raise ValueError(f"the RTT must be positive and finite, not {rtt_ns}")
-    index = np.flatnonzero(lost)
-    sent = times_ns[index]
     if np.any(np.diff(sent) < 0):
         raise ValueError("the send times of the lost transmissions decrease")
     # A later loss joins the event when its whole-ns distance d < rtt, that is d < ceil(rtt).
@@ -175,7 +183,7 @@ def loss_pattern(
 
     ``gilbert_elliott`` is the sequence's Baum-Welch fit when the caller has it already (a
     capture's directions are fitted together, :func:`fit_gilbert_elliott_all`); by default
-    it is fitted here.
+    it is fitted here. ``times_ns`` as for :func:`loss_events`.
     """
     lost = np.asarray(lost, dtype=bool)
     if lost.ndim != 1:

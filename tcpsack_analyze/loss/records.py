@@ -36,7 +36,7 @@ DOWNSTREAM = "downstream"  # seen here, then retransmitted: lost between here an
 UPSTREAM = "upstream"  # never seen here, filled later by a retransmission
 
 
-@dataclass
+@dataclass(slots=True)
 class Retransmission:
     """One retransmitted data segment (any overlap with bytes already seen, as tcptrace)."""
 
@@ -83,7 +83,7 @@ class Retransmission:
         return "Loss" if self.episode_trigger == RTO else "Recovery"
 
 
-@dataclass
+@dataclass(slots=True)
 class Fill:
     """Bytes below the highest sequence seen that arrive for the first time (a hole filled)."""
 
@@ -99,7 +99,7 @@ class Fill:
     evidence: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class RecoveryEpisode:
     """From the first retransmission until snd_una passes the recovery point (RFC 6675 s. 5)."""
 
@@ -127,7 +127,7 @@ class RecoveryEpisode:
         return self.sack_in_use and self.rtos == 0 and self.ended == "full_ack"
 
 
-@dataclass
+@dataclass(slots=True)
 class LostTransmission:
     """One transmission of a data segment that did not reach the receiver (DOMAIN.md s. 7).
 
@@ -147,7 +147,7 @@ class LostTransmission:
     where: str  # DOWNSTREAM or UPSTREAM
 
 
-@dataclass
+@dataclass(slots=True)
 class LossIncident:
     """One original segment that needed repair: its transmissions and what the wait cost."""
 

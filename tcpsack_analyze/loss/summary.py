@@ -74,7 +74,7 @@ def summarize(
     """
     rx = res.retransmissions
     srtt = res.srtt_full_ns
-    pattern = loss_pattern(res.lost_flags, res.tx_times, srtt if srtt and srtt > 0 else None, gilbert_elliott)
+    pattern = loss_pattern(res.lost_flags, res.lost_times, srtt if srtt and srtt > 0 else None, gilbert_elliott)
     delayed = None if data_packets == 0 else peer_acks < DELAYED_ACK_RATIO * data_packets
     mathis = mathis_throughput(mss or 0, None if srtt is None else srtt / 1e9, pattern.P_prime, bool(delayed)) if mss else None
     episodes = res.episodes

@@ -152,7 +152,7 @@ class Timing:
         self.srtt_ns, self.rttvar_ns = srtt, var
 
 
-@dataclass
+@dataclass(slots=True)
 class _Seg:
     """The transmissions of one original segment (or of bytes first seen filling a hole)."""
 
@@ -186,7 +186,7 @@ class LossResult:
     lost: list[LostTransmission]
     transmissions: int  # data segment transmissions seen (originals and resends)
     lost_flags: np.ndarray  # per data transmission in send order: did it not arrive
-    tx_times: np.ndarray  # send time of each data transmission
+    lost_times: np.ndarray  # send time of each transmission flagged in lost_flags, in send order
     thin_ns: int  # time with 1..THIN_PACKETS packets in flight
     busy_ns: int  # time with any packet in flight
     network_duplicates: int
@@ -237,8 +237,7 @@ class LossTracker:
         self._tlp_armed = True  # one probe per flight (RFC 8985 section 7.3)
         self.network_duplicates = 0
         self.reorderings = 0
-        self.tx_count = 0
-        self._tx_time_parts: list[np.ndarray] = []
+        self.tx_count = 0  # send times are kept only for the transmissions later resent (_Seg)
         self.thin_ns = 0
         self.busy_ns = 0
         self._flight_last: tuple[int, int] | None = None  # (time, packets in flight) after the last row
@@ -257,7 +256,6 @@ class LossTracker:
         tx_rows = np.nonzero(data)[0]
         pos_of_row[tx_rows] = self.tx_count + np.arange(tx_rows.size)
         self.tx_count += int(tx_rows.size)
-        self._tx_time_parts.append(v.ts[tx_rows])
         self._store_first(v, first_tx, pos_of_row)
         flight = self._account_flight(v, first_tx, acks)
         loud = (data & (v.code != NEW)) | (acks & (v.dup | (v.nsack > 0)))
@@ -655,7 +653,7 @@ class LossTracker:
             self.episode = None
         incidents: list[LossIncident] = []
         lost: list[LostTransmission] = []
-        lost_pos: list[int] = []
+        lost_pos: dict[int, int] = {}  # position among the data transmissions -> send time
         for seg in sorted(self.segs.values(), key=lambda x: x.start):
             if not seg.rexmits and not seg.upstream:
                 continue
@@ -676,7 +674,7 @@ class LossTracker:
                     LostTransmission(-1, self.name, seg.tx_index[i], seg.tx_ns[i], self._seq32(seg.start), seg.start, seg.end, original, DOWNSTREAM)
                 )
                 if seg.tx_pos[i] >= 0:
-                    lost_pos.append(seg.tx_pos[i])
+                    lost_pos[seg.tx_pos[i]] = seg.tx_ns[i]  # a resend of several segments: once
             first_ns = seg.opened_ns if seg.opened_ns is not None else seg.tx_ns[0]
             incidents.append(
                 LossIncident(
@@ -706,13 +704,12 @@ class LossTracker:
                     rtd.append(seg.tx_ns[i] - seg.tx_ns[i - 1])
                     if r.trigger == RTO:
                         rto_rtd.append(rtd[-1])
-        times = np.concatenate(self._tx_time_parts) if self._tx_time_parts else np.empty(0, np.int64)
-        flags = np.zeros(times.size, dtype=bool)
-        if lost_pos:
-            flags[np.asarray(lost_pos, dtype=np.int64)] = True
+        pos_time = np.asarray(sorted(lost_pos.items()), dtype=np.int64).reshape(-1, 2)
+        flags = np.zeros(self.tx_count, dtype=bool)
+        flags[pos_time[:, 0]] = True
         return LossResult(
             self.name,
-            self.retransmissions, self.fills, self.episodes, incidents, lost, self.tx_count, flags, times,
+            self.retransmissions, self.fills, self.episodes, incidents, lost, self.tx_count, flags, pos_time[:, 1],
             self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings, self.timing.srtt_full_ns,
             np.asarray(rtd, np.int64), np.asarray(rto_rtd, np.int64),
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from tcpsack_analyze.errors import CaptureError
 from tcpsack_analyze.reader.bpf import BpfFilter
 from tcpsack_analyze.reader.decode import DecodeCounts, PacketBatch, decode_batch
+from tcpsack_analyze.reader.heap import release_free_pages
 from tcpsack_analyze.reader.pcap import is_pcap_magic, iter_pcap
 from tcpsack_analyze.reader.pcapng import is_pcapng_magic, iter_pcapng
 from tcpsack_analyze.reader.source import ByteSource
@@ -82,6 +83,8 @@ def read_capture(
                 batch, counts = decode_batch(rec, flt.matches(rec) if flt else None)
                 status.counts.add(counts)
                 yield batch
+                del batch, rec
+                release_free_pages()  # the chunk's arrays are gone: keep RSS to the live data
         except CaptureError as exc:
             if status.counts.records == 0:
                 raise

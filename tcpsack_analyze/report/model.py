@@ -144,7 +144,7 @@ def format_addr(raw: bytes) -> str:
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+    return np.concatenate(parts, dtype=np.int64) if parts else np.empty(0, dtype=np.int64)
 
 
 def _secs(ns: int | None) -> float | None:
