@@ -137,9 +137,11 @@ class Connection:
         return self.synack_ts is not None or (self.dirs[0].syn_seen and self.dirs[1].syn_seen)
 
     def _direction_of(self, batch: PacketBatch, rows: np.ndarray) -> np.ndarray:
-        is_a = (batch.sport[rows] == self.a_port) & np.all(batch.src[rows] == np.frombuffer(self.a_addr, np.uint8), axis=1)
         if self.a_addr == self.b_addr and self.a_port == self.b_port:
             return np.zeros(rows.shape[0], dtype=np.int64)
+        src = batch.src[rows].view(np.uint64)  # the 16 address bytes as two words
+        hi, lo = np.frombuffer(self.a_addr, np.uint64)
+        is_a = (batch.sport[rows] == self.a_port) & (src[:, 0] == hi) & (src[:, 1] == lo)
         return np.where(is_a, 0, 1)
 
     # ---------------------------------------------------------------- consume
