@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -152,26 +153,52 @@ class Timing:
         self.srtt_ns, self.rttvar_ns = srtt, var
 
 
+class _Tx(NamedTuple):
+    """One transmission of a segment as seen here."""
+
+    ns: int
+    index: int | None  # record number
+    tsval: int
+    pos: int  # position among the direction's data transmissions (-1 unknown)
+    rexmit: Retransmission | None  # its resend record; None for the first copy seen
+
+
 @dataclass(slots=True)
 class _Seg:
-    """The transmissions of one original segment (or of bytes first seen filling a hole)."""
+    """The transmissions of one original segment (or of bytes first seen filling a hole).
+
+    Kept for every segment ever resent, so it is compact: the first copy seen as one tuple, the
+    resends as their records (which hold time, record number and TSval) and their positions.
+    """
 
     start: int
     end: int
-    tx_ns: list[int]
-    tx_index: list[int | None]
-    tx_tsval: list[int]
-    tx_pos: list[int]  # position among the direction's data transmissions (-1 unknown)
-    tx_rexmit: list[Retransmission | None]  # the resend record of each transmission
+    first: tuple[int, int | None, int, int] | None  # (ns, record, TSval, position); None: not seen
+    rexmits: list[Retransmission] = field(default_factory=list)  # its resends, in order
+    rexmit_pos: list[int] = field(default_factory=list)  # position of each resend (as ``first``)
     upstream: bool = False  # first seen filling a hole: the original never passed here
     opened_ns: int | None = None  # upstream: when the hole became visible
     covered_ns: int | None = None
     reported_missing: bool = False  # an ACK stopped inside it or SACK left it a hole
 
     @property
-    def rexmits(self) -> list[Retransmission]:
-        """Its resends, in order (the transmissions that are retransmissions)."""
-        return [r for r in self.tx_rexmit if r is not None]
+    def count(self) -> int:
+        """Transmissions seen."""
+        return len(self.rexmits) + (self.first is not None)
+
+    @property
+    def last(self) -> tuple[int, int] | None:
+        """(send time, TSval) of the latest transmission seen."""
+        if self.rexmits:
+            r = self.rexmits[-1]
+            return r.time_ns, r.tsval
+        return None if self.first is None else (self.first[0], self.first[2])
+
+    def transmissions(self) -> list[_Tx]:
+        """Every transmission seen, in order."""
+        out = [] if self.first is None else [_Tx(*self.first, None)]
+        out.extend(_Tx(r.time_ns, r.index, r.tsval, p, r) for r, p in zip(self.rexmits, self.rexmit_pos))
+        return out
 
 
 @dataclass
@@ -480,14 +507,14 @@ class LossTracker:
             if b > s:
                 seg = self.segs.get(a)
                 if seg is None:
-                    seg = _Seg(a, b, [int(self._o_ts[i])], [int(self._o_index[i])], [int(self._o_tsval[i])], [int(self._o_pos[i])], [None])
+                    seg = _Seg(a, b, (int(self._o_ts[i]), int(self._o_index[i]), int(self._o_tsval[i]), int(self._o_pos[i])))
                     self.segs[a] = seg
                 out.append(seg)
             i += 1
         if not out:  # first seen filling a hole, or first sent before the capture or the store
             out = [sg for sg in self.segs.values() if sg.start <= s < sg.end][:1]
             if not out:
-                seg = _Seg(s, e, [], [], [], [], [])
+                seg = _Seg(s, e, None)
                 self.segs[s] = seg
                 out = [seg]
         return out
@@ -519,7 +546,7 @@ class LossTracker:
         if cause == "reordering":
             self.reorderings += 1
             return
-        seg = _Seg(s, e, [t], [index], [tsval], [pos], [None], upstream=True, opened_ns=opened_ns)
+        seg = _Seg(s, e, (t, index, tsval, pos), upstream=True, opened_ns=opened_ns)
         self.segs[s] = seg
         self._open.append(seg)
 
@@ -528,13 +555,14 @@ class LossTracker:
 
     def _on_rexmit(self, s: int, e: int, t: int, index: int, tsval: int, pos: int, flight: int) -> None:
         segs = self._segs_of(s, e)
-        prev_ns = max((sg.tx_ns[-1] for sg in segs if sg.tx_ns), default=None)
-        prev_tsval = max((sg.tx_tsval[-1] for sg in segs if sg.tx_tsval), default=-1)
+        lasts = [x for x in (sg.last for sg in segs) if x is not None]
+        prev_ns = max((x[0] for x in lasts), default=None)
+        prev_tsval = max((x[1] for x in lasts), default=-1)
         # a network duplicate: the same bytes with the same TSval, moments apart
         if tsval >= 0 and tsval == prev_tsval and prev_ns is not None and t - prev_ns < max(1_000_000, (self.timing.min_local_ns or 0) // 2):
             self.network_duplicates += 1
             return
-        nth = max(len(sg.tx_ns) for sg in segs)
+        nth = max(sg.count for sg in segs)
         una = self.snd_una if self.snd_una is not None else 0
         since_ack = None if self.last_ack_ns is None else t - self.last_ack_ns
         last = max((x for x in (self.last_ack_ns, self.last_send_ns, prev_ns) if x is not None), default=t)
@@ -597,11 +625,8 @@ class LossTracker:
         for sg in segs:
             if not sg.rexmits and not sg.upstream:
                 self._open.append(sg)
-            sg.tx_ns.append(t)
-            sg.tx_index.append(index)
-            sg.tx_tsval.append(tsval)
-            sg.tx_pos.append(pos)
-            sg.tx_rexmit.append(r)
+            sg.rexmits.append(r)
+            sg.rexmit_pos.append(pos)
         self.retransmissions.append(r)
         if r.spurious is None:
             self._pending.append((r, segs))
@@ -657,25 +682,25 @@ class LossTracker:
         for seg in sorted(self.segs.values(), key=lambda x: x.start):
             if not seg.rexmits and not seg.upstream:
                 continue
+            tx = seg.transmissions()
             # transmission i did not arrive when resend i+1 was needed (not spurious)
             lost_tx = [-1] if seg.upstream else []  # upstream: the unseen original
-            for i in range(len(seg.tx_ns) - 1):
-                nxt = seg.tx_rexmit[i + 1]
+            for i in range(len(tx) - 1):
+                nxt = tx[i + 1].rexmit
                 if nxt is not None and nxt.spurious is None:
                     lost_tx.append(i)
+            first_ns = seg.opened_ns if seg.opened_ns is not None else tx[0].ns
             for i in lost_tx:
                 if i < 0:
-                    opened = seg.opened_ns if seg.opened_ns is not None else seg.tx_ns[0]
-                    lost.append(LostTransmission(-1, self.name, None, opened, self._seq32(seg.start), seg.start, seg.end, True, UPSTREAM))
+                    lost.append(LostTransmission(-1, self.name, None, first_ns, self._seq32(seg.start), seg.start, seg.end, True, UPSTREAM))
                     continue
                 # the first copy seen here is the original unless it filled a hole (upstream: a resend)
                 original = i == 0 and not seg.upstream
                 lost.append(
-                    LostTransmission(-1, self.name, seg.tx_index[i], seg.tx_ns[i], self._seq32(seg.start), seg.start, seg.end, original, DOWNSTREAM)
+                    LostTransmission(-1, self.name, tx[i].index, tx[i].ns, self._seq32(seg.start), seg.start, seg.end, original, DOWNSTREAM)
                 )
-                if seg.tx_pos[i] >= 0:
-                    lost_pos[seg.tx_pos[i]] = seg.tx_ns[i]  # a resend of several segments: once
-            first_ns = seg.opened_ns if seg.opened_ns is not None else seg.tx_ns[0]
+                if tx[i].pos >= 0:
+                    lost_pos[tx[i].pos] = tx[i].ns  # a resend of several segments: once
             incidents.append(
                 LossIncident(
                     conn=-1,
@@ -683,10 +708,10 @@ class LossTracker:
                     start=seg.start,
                     end=seg.end,
                     seq=self._seq32(seg.start),
-                    first_index=None if seg.upstream else (seg.tx_index[0] if seg.tx_index else None),
+                    first_index=None if seg.upstream else tx[0].index,
                     first_ns=first_ns,
                     retransmissions=len(seg.rexmits) + (1 if seg.upstream else 0),
-                    last_rexmit_ns=seg.tx_ns[-1],
+                    last_rexmit_ns=tx[-1].ns,
                     covered_ns=seg.covered_ns,
                     where=UPSTREAM if seg.upstream else DOWNSTREAM,
                     lost=bool(lost_tx),
@@ -698,11 +723,11 @@ class LossTracker:
         rtd: list[int] = []
         rto_rtd: list[int] = []
         for seg in self.segs.values():  # DOMAIN.md 5: consecutive transmissions of one segment
-            for i in range(1, len(seg.tx_ns)):
-                r = seg.tx_rexmit[i]
-                if r is not None:
-                    rtd.append(seg.tx_ns[i] - seg.tx_ns[i - 1])
-                    if r.trigger == RTO:
+            tx = seg.transmissions()
+            for before, now in zip(tx, tx[1:]):
+                if now.rexmit is not None:
+                    rtd.append(now.ns - before.ns)
+                    if now.rexmit.trigger == RTO:
                         rto_rtd.append(rtd[-1])
         pos_time = np.asarray(sorted(lost_pos.items()), dtype=np.int64).reshape(-1, 2)
         flags = np.zeros(self.tx_count, dtype=bool)
