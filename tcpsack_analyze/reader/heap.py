@@ -4,9 +4,10 @@ Every chunk of a capture allocates some 40 MB of short-lived numpy arrays next t
 analysis's long-lived small objects. glibc serves large arrays from the heap once freeing an
 earlier mapping of that size has raised its (dynamic) mmap threshold, and freed heap pages stay
 resident until the top of the heap is free, which a live object allocated later prevents. So
-peak RSS grew with the capture faster than the analysis's live data did: on the 5M-packet
-benchmark 212 MB at 650k packets and 337 MB at 4.6M, against 141 and 211 MB with
-``malloc_trim(0)`` after every chunk (benchmarks/README.md). ``malloc_trim`` also releases free
+RSS grew with the capture faster than the analysis's live data did: reading the 5M-packet
+benchmark capture, 212 MB after 650k packets and 337 MB after 4.6M, against 141 and 209 MB
+with ``malloc_trim(0)`` after every chunk; the 1M-packet report's peak went from 249 to 224 MB
+(benchmarks/README.md). ``malloc_trim`` also releases free
 pages inside the heap (madvise), not only its top; a call costs about a millisecond, once per
 16 MB chunk. Where the C library has no ``malloc_trim`` (musl, macOS) nothing is done.
 """

@@ -14,8 +14,9 @@ arrays, and runs one of two ways, from the same source:
   0.8-1.8 s (pcapng) more (figures of benchmarks/README.md).
 
 So a capture is walked interpreted until it is known to be large (the kernel's
-``compile_after`` records, counted or estimated from the file size: about where the
-interpreted walk would cost as much as loading numba), then compiled. Small captures never
+``compile_after`` records, counted or estimated from the file size: for pcapng about where the
+interpreted walk would cost as much as loading numba; for pcap, whose interpreted walk is
+cheaper, later, because numba also costs ~110 MB of RSS), then compiled. Small captures never
 import numba. When numba is missing or fails to compile, the interpreted kernel is used
 throughout.
 
