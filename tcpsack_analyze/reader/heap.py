@@ -23,7 +23,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
     """glibc's ``malloc_trim`` from the symbols already loaded in the process, or None."""
     try:
         return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no such symbol; Windows has no CDLL(None)
         return None
 
 
