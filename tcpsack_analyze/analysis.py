@@ -162,6 +162,7 @@ def analyze(
                 dir_of[rows] = conn._direction_of(batch, rows)  # type: ignore[attr-defined]
         if packets:
             pkt_parts.append(_packet_columns(batch, conn_of, dir_of))  # type: ignore[arg-type]
+        del batch  # see read_capture: freed before the next chunk is decoded
     # number connections by their first packet, so ids do not depend on how the file was batched
     live = sorted((c for c in table.connections if c.packets), key=lambda c: c.first_index)  # type: ignore[attr-defined]
     renumber = {c.id: i for i, c in enumerate(live)}  # type: ignore[attr-defined]

@@ -577,6 +577,7 @@ def collect_regions(
     if flows:
         for batch in read_capture(path, status, None, chunk_bytes):
             _dispatch(batch, flows, ports)
+            del batch  # see read_capture: freed before the next chunk is decoded
     return [_finish(reg) for reg in regions]
 
 

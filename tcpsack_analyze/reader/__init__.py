@@ -62,6 +62,11 @@ def read_capture(
 
     Errors that make the file unreadable from the start raise :class:`CaptureError`; errors
     after some records were read end the iteration and are stored in ``status.error``.
+
+    Before decoding the next chunk, the heap's free pages are returned to the system
+    (:mod:`~tcpsack_analyze.reader.heap`). A consumer that drops its batch before asking for
+    the next one (``del batch`` at the end of the loop body) lets that batch's arrays go too:
+    the 1M-packet benchmark report peaks at 193 MB with it and 221 MB without.
     """
     flt = BpfFilter(bpf) if bpf else None
     src = ByteSource(path)
@@ -84,7 +89,7 @@ def read_capture(
                 status.counts.add(counts)
                 yield batch
                 del batch, rec
-                release_free_pages()  # the chunk's arrays are gone: keep RSS to the live data
+                release_free_pages()  # what this chunk and its consumer freed
         except CaptureError as exc:
             if status.counts.records == 0:
                 raise
