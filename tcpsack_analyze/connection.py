@@ -19,6 +19,7 @@ from tcpsack_analyze.loss.tracker import FILL, GAP, NEW, REXMIT, LossResult, Los
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
 from tcpsack_analyze.seqspace import SeqSpace, signed_diff
+from tcpsack_analyze.stats import SampleBag
 
 NS = 1_000_000_000
 
@@ -90,9 +91,9 @@ class Direction:
         self._pend_ts = np.empty(0, dtype=np.int64)
         self._pend_rx = np.empty(0, dtype=np.int64)
         self._pend_order = np.empty(0, dtype=np.int64)
-        self.rtt_samples: list[np.ndarray] = []  # ns, uint32 or int64 parts (_compact)
+        self.rtt_samples = SampleBag()  # ns, data/ACK pairs
         self.batch_rtt: tuple[np.ndarray, np.ndarray] | None = None  # (ACK times, samples) of the batch
-        self.ts_rtt_samples: list[np.ndarray] = []  # ns, uint32 or int64 parts (_compact)
+        self.ts_rtt_samples = SampleBag()  # ns, from TSecr
         self._tsval_keys = np.empty(0, dtype=np.int64)
         self._tsval_ts = np.empty(0, dtype=np.int64)
         self.rexmit_total = 0  # running count used for Karn's rule
@@ -197,8 +198,8 @@ class Connection:
         out = []
         for tracker in self.loss:
             res = tracker.finish()
-            for rec in (*res.retransmissions, *res.fills, *res.episodes, *res.incidents, *res.lost):
-                rec.conn = self.id
+            for table in res.tables:
+                table.fill("conn", self.id)
             out.append(res)
         return out
 
@@ -570,18 +571,12 @@ def _account_acks(
             samples = ctx.ts[sel][ai][adv][hit] - peer._tsval_ts[first[pos[hit]]]
             samples = samples[samples >= 0]
             if samples.size:
-                peer.ts_rtt_samples.append(_compact(samples))
+                peer.ts_rtt_samples.add(samples)
             # keep only what a later ACK can still echo
             top = int(tsecr[adv].max())
             keep = signed_diff(peer._tsval_keys, top) >= 0
             peer._tsval_keys = peer._tsval_keys[keep]
             peer._tsval_ts = peer._tsval_ts[keep]
-
-
-def _compact(samples: np.ndarray) -> np.ndarray:
-    """RTT samples (ns, >= 0) as 4 bytes each when all are below 4.29 s: they are kept until the
-    end for the percentiles, and are most of what a direction keeps per packet."""
-    return samples.astype(np.uint32) if int(samples.max()) <= 0xFFFFFFFF else samples
 
 
 def _match_rtt(st: Direction) -> None:
@@ -611,7 +606,7 @@ def _match_rtt(st: Direction) -> None:
         ok = samples >= 0
         samples = samples[ok]
         if samples.size:
-            st.rtt_samples.append(_compact(samples))
+            st.rtt_samples.add(samples)
             order = np.argsort(at[ok], kind="stable")
             st.batch_rtt = (at[ok][order], samples[order])
     keep = ~done

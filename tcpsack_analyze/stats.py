@@ -21,8 +21,63 @@ class Summary:
 
     @staticmethod
     def of(samples: np.ndarray, scale: float = 1.0) -> Summary:
+        """The summary of ``samples`` (any order: they are sorted first, so that the last bits
+        of the mean and deviation do not depend on how the capture was cut into batches)."""
         if samples.size == 0:
             return Summary(0, None, None, None, None, None, None, None)
-        x = samples.astype(np.float64) * scale
+        x = np.sort(samples).astype(np.float64) * scale
         p50, p90, p99 = np.percentile(x, [50, 90, 99])
         return Summary(int(x.size), float(x.min()), float(x.mean()), float(x.max()), float(x.std()), float(p50), float(p90), float(p99))
+
+
+class SampleBag:
+    """Non-negative integer samples (RTTs in ns), kept until the end for exact summaries.
+
+    The samples of a long capture would grow with it (about 0.4 per packet), so the bag counts
+    repeated values: every time the loose samples double, they are merged into sorted distinct
+    values with counts, if that at least halves them. With microsecond timestamps, RTTs take few
+    distinct values (a 10 ms spread is at most 10,000), so the bag stops growing; with nanosecond
+    timestamps most are distinct and stay loose, 4 bytes each below 4.29 s. The order of the
+    samples is not kept: :meth:`Summary.of` does not need it.
+    """
+
+    __slots__ = ("_values", "_counts", "_loose", "_loose_n", "_merge_at")
+
+    FIRST_MERGE = 4096  # loose samples before the first merge
+
+    def __init__(self) -> None:
+        self._values = np.empty(0, np.int64)  # distinct, sorted
+        self._counts = np.empty(0, np.int64)
+        self._loose: list[np.ndarray] = []
+        self._loose_n = 0
+        self._merge_at = self.FIRST_MERGE
+
+    def add(self, samples: np.ndarray) -> None:
+        if not samples.size:
+            return
+        self._loose.append(samples.astype(np.uint32) if int(samples.max()) <= 0xFFFFFFFF else samples.astype(np.int64))
+        self._loose_n += samples.size
+        if self._loose_n >= self._merge_at:
+            self._merge()
+
+    def _merge(self) -> None:
+        loose = np.concatenate(self._loose, dtype=np.int64)
+        values, counts = np.unique(loose, return_counts=True)
+        if 2 * values.size > loose.size:  # mostly distinct: counting would not save memory
+            self._loose = [np.concatenate(self._loose)]
+            self._merge_at = 2 * self._loose_n
+            return
+        if self._values.size:
+            values, inverse = np.unique(np.concatenate([self._values, values]), return_inverse=True)
+            merged = np.zeros(values.size, np.int64)
+            np.add.at(merged, inverse, np.concatenate([self._counts, counts]))
+            counts = merged
+        self._values, self._counts = values, counts
+        self._loose, self._loose_n = [], 0
+
+    def __len__(self) -> int:
+        return int(self._counts.sum()) + self._loose_n
+
+    def array(self) -> np.ndarray:
+        """Every sample (int64), counted values first, then the loose ones in the order added."""
+        return np.concatenate([np.repeat(self._values, self._counts), *self._loose], dtype=np.int64)

@@ -73,14 +73,19 @@ class Retransmission:
 
     @property
     def ca_state(self) -> str:
-        """The sender state the trigger implies: 'Loss' (after a timeout), 'Recovery', 'Open'."""
-        if self.trigger == TLP:
-            return "Open"
-        if self.trigger == AMBIGUOUS:
-            return "unknown"
-        if self.trigger == RTO:
-            return "Loss"
-        return "Loss" if self.episode_trigger == RTO else "Recovery"
+        """The sender state the trigger implies (:func:`ca_state`)."""
+        return ca_state(self.trigger, self.episode_trigger)
+
+
+def ca_state(trigger: str, episode_trigger: str | None) -> str:
+    """The sender state a resend's trigger implies: 'Loss' (after a timeout), 'Recovery', 'Open'."""
+    if trigger == TLP:
+        return "Open"
+    if trigger == AMBIGUOUS:
+        return "unknown"
+    if trigger == RTO:
+        return "Loss"
+    return "Loss" if episode_trigger == RTO else "Recovery"
 
 
 @dataclass(slots=True)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tcpsack_analyze.loss.patterns import GilbertElliott, LossPattern, achieved_percent, loss_pattern, mathis_throughput
-from tcpsack_analyze.loss.records import RTO, UPSTREAM
+from tcpsack_analyze.loss.records import RTO, UPSTREAM, ca_state
+from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.stats import Summary
 
@@ -54,8 +55,24 @@ class LossSummary:
     mathis_achieved_pct: float | None
 
 
-def _ms(values: list[int]) -> Summary:
-    return Summary.of(np.asarray(values, dtype=np.int64), MS)
+def _counts(table: RecordTable, name: str) -> dict[str, int]:
+    """How many records have each value of a field (None left out)."""
+    return dict(Counter(x for x in table.column(name) if x is not None))
+
+
+def _ack_latencies(incidents: RecordTable) -> np.ndarray:
+    """First transmission to covering ACK, ns, of the incidents that lost something."""
+    lost, _ = incidents.ints("lost")
+    covered, seen = incidents.ints("covered_ns")
+    first, _ = incidents.ints("first_ns")
+    keep = (lost != 0) & seen
+    return covered[keep] - first[keep]
+
+
+def _thin_share(tables: list[RecordTable]) -> float | None:
+    """Share of the retransmissions sent in thin state."""
+    n = sum(len(t) for t in tables)
+    return sum(int(t.ints("thin")[0].sum()) for t in tables) / n if n else None
 
 
 def summarize(
@@ -72,36 +89,48 @@ def summarize(
     ``gilbert_elliott`` is the direction's Baum-Welch fit, made for all the directions of a
     capture at once (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`).
     """
-    rx = res.retransmissions
+    rx, ep, inc, lost = res.retransmission_table, res.episode_table, res.incident_table, res.lost_table
     srtt = res.srtt_full_ns
     pattern = loss_pattern(res.lost_flags, res.lost_times, srtt if srtt and srtt > 0 else None, gilbert_elliott)
     delayed = None if data_packets == 0 else peer_acks < DELAYED_ACK_RATIO * data_packets
     mathis = mathis_throughput(mss or 0, None if srtt is None else srtt / 1e9, pattern.P_prime, bool(delayed)) if mss else None
-    episodes = res.episodes
+    triggers = rx.column("trigger")
+    backoff, _ = rx.ints("backoff")
+    rto = np.asarray([t == RTO for t in triggers], dtype=bool)
+    end_ns, ended_seen = ep.ints("end_ns")
+    ep_start, _ = ep.ints("start_ns")
+    ended = ep.column("ended")
+    full_ack = np.asarray([e == "full_ack" for e in ended], dtype=bool)
+    sack_in_use, _ = ep.ints("sack_in_use")
+    rtos, _ = ep.ints("rtos")
+    inc_lost, _ = inc.ints("lost")
+    last_rexmit, _ = inc.ints("last_rexmit_ns")
+    first_ns, _ = inc.ints("first_ns")
+    upstream = sum(1 for w in lost.column("where") if w == UPSTREAM)
     return LossSummary(
         retransmissions=len(rx),
-        by_trigger=dict(Counter(r.trigger for r in rx)),
-        sender_state=dict(Counter(r.ca_state for r in rx)),
-        spurious=dict(Counter(r.spurious for r in rx if r.spurious)),
-        max_rto_backoff=max((r.backoff for r in rx if r.trigger == RTO), default=0),
+        by_trigger=dict(Counter(triggers)),
+        sender_state=dict(Counter(map(ca_state, triggers, rx.column("episode_trigger")))),
+        spurious=_counts(rx, "spurious"),
+        max_rto_backoff=int(backoff[rto].max()) if rto.any() else 0,
         network_duplicates=res.network_duplicates,
         reorderings=res.reorderings,
-        fills=dict(Counter(f.cause for f in res.fills)),
-        episodes=len(episodes),
-        episodes_by_trigger=dict(Counter(e.trigger for e in episodes)),
-        episodes_ended=dict(Counter(e.ended for e in episodes)),
-        episodes_sack_without_rto=sum(1 for e in episodes if e.sack_finished_without_rto),
-        episode_duration_ms=_ms([e.duration_ns for e in episodes if e.duration_ns is not None]),
+        fills=_counts(res.fill_table, "cause"),
+        episodes=len(ep),
+        episodes_by_trigger=_counts(ep, "trigger"),
+        episodes_ended=dict(Counter(ended)),
+        episodes_sack_without_rto=int(np.count_nonzero((sack_in_use != 0) & (rtos == 0) & full_ack)),
+        episode_duration_ms=Summary.of(end_ns[ended_seen] - ep_start[ended_seen], MS),
         rtd_ms=Summary.of(res.rtd_samples_ns, MS),
         rto_rtd_ms=Summary.of(res.rto_rtd_samples_ns, MS),
-        latency_rexmit_ms=_ms([i.latency_rexmit_ns for i in res.incidents if i.lost]),
-        latency_ack_ms=_ms([x for i in res.incidents if i.lost and (x := i.latency_ack_ns) is not None]),
-        incidents=len(res.incidents),
-        lost_transmissions=len(res.lost),
-        lost_downstream=sum(1 for x in res.lost if x.where != UPSTREAM),
-        lost_upstream=sum(1 for x in res.lost if x.where == UPSTREAM),
+        latency_rexmit_ms=Summary.of((last_rexmit - first_ns)[inc_lost != 0], MS),
+        latency_ack_ms=Summary.of(_ack_latencies(inc), MS),
+        incidents=len(inc),
+        lost_transmissions=len(lost),
+        lost_downstream=len(lost) - upstream,
+        lost_upstream=upstream,
         thin_time_share=res.thin_ns / res.busy_ns if res.busy_ns else None,
-        thin_loss_share=sum(1 for r in rx if r.thin) / len(rx) if rx else None,
+        thin_loss_share=_thin_share([rx]),
         pattern=pattern,
         events_rtt_ms=None if srtt is None else srtt * MS,
         delayed_acks=delayed,
@@ -128,16 +157,19 @@ class LossTotals:
 
 def combine(results: list[LossResult], dupacks_per_connection: list[int], data_directions: int) -> LossTotals:
     """Pool the samples of all directions of a capture."""
-    rx = [r for res in results for r in res.retransmissions]
-    lat = [x for res in results for i in res.incidents if i.lost and (x := i.latency_ack_ns) is not None]
+    rx = [res.retransmission_table for res in results]
+    by_trigger: Counter[str] = Counter()
+    for table in rx:
+        by_trigger.update(table.column("trigger"))
+    empty = np.empty(0, np.int64)
     return LossTotals(
         directions_with_data=data_directions,
-        directions_with_retransmissions=sum(1 for res in results if res.retransmissions),
-        retransmissions=len(rx),
-        by_trigger=dict(Counter(r.trigger for r in rx)),
-        rtd_ms=Summary.of(np.concatenate([res.rtd_samples_ns for res in results]) if results else np.empty(0, np.int64), MS),
-        latency_ack_ms=_ms(lat),
+        directions_with_retransmissions=sum(1 for table in rx if len(table)),
+        retransmissions=sum(len(table) for table in rx),
+        by_trigger=dict(by_trigger),
+        rtd_ms=Summary.of(np.concatenate([res.rtd_samples_ns for res in results]) if results else empty, MS),
+        latency_ack_ms=Summary.of(np.concatenate([_ack_latencies(res.incident_table) for res in results]) if results else empty, MS),
         dupacks_per_connection=Summary.of(np.asarray(dupacks_per_connection, dtype=np.int64)),
         connections_without_dupacks=sum(1 for n in dupacks_per_connection if n == 0),
-        thin_loss_share=sum(1 for r in rx if r.thin) / len(rx) if rx else None,
+        thin_loss_share=_thin_share(rx),
     )

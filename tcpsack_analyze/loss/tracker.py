@@ -35,10 +35,21 @@ filling a hole, later than reordering explains, had their original lost *upstrea
 copy that filled the hole is a resend that may itself be lost downstream. At a mid-path capture
 both kinds occur. A resend lost upstream leaves no trace here (its bytes are a hole already, or
 were seen before), so an upstream loss is counted once per hole filled.
+
+Records are kept as objects only while something can still change them, then moved into
+column tables (:mod:`~tcpsack_analyze.loss.table`), so memory follows what is open, not the
+length of the capture: a resend once the ACKs have covered it (or it was judged spurious) and
+it is past the D-SACK horizon (a D-SACK is matched only to one of the latest
+:data:`DSACK_WINDOW` resends sent within 8 times the largest SRTT seen, at least 200 ms; on the
+captures in tests/data every D-SACK came about one SRTT after its resend); an episode once none
+of the live resends belongs to it; a resent segment once it is covered and its resends have
+moved, when its incident, lost transmissions and RTD samples are derived. A later resend of bytes
+settled that long ago (rare) starts a new segment record.
 """
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -63,6 +74,7 @@ from tcpsack_analyze.loss.records import (
     RecoveryEpisode,
     Retransmission,
 )
+from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.rangeset import RangeSet
 
 # placement of a data segment in the sequence space (set by the connection)
@@ -71,6 +83,10 @@ DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
 THIN_PACKETS = 4  # DOMAIN.md section 6
 MIN_TIMER_GAP_NS = 5_000_000  # a timer is told apart from ACK clocking by at least 5 ms
 TOO_SOON = 0.8  # an ACK within 0.8 x the minimum local RTT of a resend was not caused by it
+DSACK_WINDOW = 512  # a D-SACK is matched against the latest this many resends...
+DSACK_RTTS = 8  # ...sent at most this many times the largest SRTT seen before it...
+DSACK_MIN_HORIZON_NS = 200_000_000  # ...or 200 ms (Linux's minimum RTO), if longer...
+DSACK_NO_RTT_HORIZON_NS = 1_000_000_000  # ...or 1 s before any RTT sample
 _MASK32 = 0xFFFFFFFF
 
 
@@ -157,7 +173,7 @@ class _Tx(NamedTuple):
     """One transmission of a segment as seen here."""
 
     ns: int
-    index: int | None  # record number
+    record: int | None  # record number in the capture
     tsval: int
     pos: int  # position among the direction's data transmissions (-1 unknown)
     rexmit: Retransmission | None  # its resend record; None for the first copy seen
@@ -203,14 +219,19 @@ class _Seg:
 
 @dataclass
 class LossResult:
-    """Everything the tracker found in one direction."""
+    """Everything the tracker found in one direction.
+
+    The records are held in column tables (``*_table``); the list attributes rebuild them as
+    objects on each access, which is what notebooks and tests want. Code that only counts or
+    sums reads the columns (``table.column(name)``, ``table.ints(name)``).
+    """
 
     name: str  # "a2b" or "b2a"
-    retransmissions: list[Retransmission]
-    fills: list[Fill]
-    episodes: list[RecoveryEpisode]
-    incidents: list[LossIncident]
-    lost: list[LostTransmission]
+    retransmission_table: RecordTable[Retransmission]  # in the order sent
+    fill_table: RecordTable[Fill]  # in the order seen
+    episode_table: RecordTable[RecoveryEpisode]  # by id
+    incident_table: RecordTable[LossIncident]  # by start
+    lost_table: RecordTable[LostTransmission]  # by start, then transmission
     transmissions: int  # data segment transmissions seen (originals and resends)
     lost_flags: np.ndarray  # per data transmission in send order: did it not arrive
     lost_times: np.ndarray  # send time of each transmission flagged in lost_flags, in send order
@@ -221,6 +242,16 @@ class LossResult:
     srtt_full_ns: float | None  # the sender's smoothed RTT at the end (Timing.srtt_full_ns)
     rtd_samples_ns: np.ndarray  # per original segment, between its consecutive transmissions
     rto_rtd_samples_ns: np.ndarray  # the same, ending in a timeout resend
+
+    @property
+    def tables(self) -> tuple[RecordTable, ...]:
+        return (self.retransmission_table, self.fill_table, self.episode_table, self.incident_table, self.lost_table)
+
+    retransmissions = property(lambda self: self.retransmission_table.records(), doc="list[Retransmission], rebuilt")
+    fills = property(lambda self: self.fill_table.records(), doc="list[Fill], rebuilt")
+    episodes = property(lambda self: self.episode_table.records(), doc="list[RecoveryEpisode], rebuilt")
+    incidents = property(lambda self: self.incident_table.records(), doc="list[LossIncident], rebuilt")
+    lost = property(lambda self: self.lost_table.records(), doc="list[LostTransmission], rebuilt")
 
 
 class LossTracker:
@@ -252,12 +283,21 @@ class LossTracker:
         self.sacked = RangeSet()
         self._last_blocks: list[list[int]] = []  # SACK blocks of the previous ACK
         self.holes: dict[int, tuple[int, int, int]] = {}  # gap start -> (end, opened ns, TSval above)
-        # findings
+        # findings: objects while they can change, then rows of the tables (module docstring)
         self.segs: dict[int, _Seg] = {}
-        self.retransmissions: list[Retransmission] = []
-        self.fills: list[Fill] = []
-        self.episodes: list[RecoveryEpisode] = []
+        self.recent: list[Retransmission] = []  # resends not yet moved to the table, in order
+        self.episodes: list[RecoveryEpisode] = []  # episodes not yet moved, by id
         self.episode: RecoveryEpisode | None = None
+        self._rx_table = RecordTable(Retransmission)
+        self._fill_table = RecordTable(Fill)
+        self._episode_table = RecordTable(RecoveryEpisode)
+        self._incident_table = RecordTable(LossIncident)
+        self._lost_table = RecordTable(LostTransmission)
+        self._rtd = array("q")  # RTD samples of the settled segments (DOMAIN.md 5)
+        self._rto_rtd = array("q")
+        self._lost_pos = array("q")  # positions among the data transmissions of lost ones
+        self._lost_ns = array("q")  # and their send times
+        self._srtt_max = 0.0  # largest SRTT seen (D-SACK horizon)
         self._pending: list[tuple[Retransmission, list[_Seg]]] = []  # resends not yet covered
         self._open: list[_Seg] = []  # resent segments not yet covered by an ACK
         self._rto_run = 0  # timer resends of the head without progress
@@ -289,6 +329,7 @@ class LossTracker:
         self._walk(v, np.flatnonzero(loud), data, acks, pos_of_row, flight)
         self.timing.catch_up()
         self._prune()
+        self._settle(int(v.ts[-1]))
 
     def _store_first(self, v: RowView, first_tx: np.ndarray, pos_of_row: np.ndarray) -> None:
         if not first_tx.any():
@@ -306,13 +347,13 @@ class LossTracker:
         if self.snd_una is None or self._o_end.size == 0:
             return
         keep_from = 0 if self._prune_mark is None else int(np.searchsorted(self._o_end, self._prune_mark, side="right"))
-        if keep_from:
-            self._o_pos = self._o_pos[keep_from:]
-            self._o_start = self._o_start[keep_from:]
-            self._o_end = self._o_end[keep_from:]
-            self._o_ts = self._o_ts[keep_from:]
-            self._o_index = self._o_index[keep_from:]
-            self._o_tsval = self._o_tsval[keep_from:]
+        if keep_from:  # copies, so that the pruned entries are freed now, not at the next batch
+            self._o_pos = self._o_pos[keep_from:].copy()
+            self._o_start = self._o_start[keep_from:].copy()
+            self._o_end = self._o_end[keep_from:].copy()
+            self._o_ts = self._o_ts[keep_from:].copy()
+            self._o_index = self._o_index[keep_from:].copy()
+            self._o_tsval = self._o_tsval[keep_from:].copy()
             self._o_dropped += keep_from
         self._prune_mark = self.snd_una
 
@@ -453,7 +494,7 @@ class LossTracker:
         r.spurious = why
         if r.episode is None:
             return
-        ep = self.episodes[r.episode]
+        ep = self.episodes[r.episode - len(self._episode_table)]
         ep.spurious += 1
         if ep is self.episode and ep.start_index == r.index:
             ep.end_ns, ep.ended = r.covered_ns, "undone"
@@ -493,7 +534,8 @@ class LossTracker:
 
     def _on_dsack(self, lo: int, hi: int, t: int) -> None:
         """A D-SACK: the latest resend of these bytes arrived twice (RFC 2883 section 4)."""
-        cands = [r for r in reversed(self.retransmissions[-512:]) if r.start < hi and lo < r.end and r.time_ns <= t]
+        horizon = t - self._dsack_horizon()
+        cands = [r for r in reversed(self.recent[-DSACK_WINDOW:]) if r.start < hi and lo < r.end and horizon <= r.time_ns <= t]
         if cands and cands[0].spurious is None:
             self._spurious(cands[0], SPURIOUS_DSACK)
 
@@ -542,7 +584,7 @@ class LossTracker:
             why = f"filled {late / 1e6:.1f} ms after the hole opened (SRTT {srtt / 1e6:.1f} ms)"
         else:
             cause, why = AMBIGUOUS, "no timestamps and no RTT estimate"
-        self.fills.append(Fill(-1, self.name, index, t, self._seq32(s), s, e, opened_ns, cause, why))
+        self._fill_table.append(Fill(-1, self.name, index, t, self._seq32(s), s, e, opened_ns, cause, why))
         if cause == "reordering":
             self.reorderings += 1
             return
@@ -586,7 +628,7 @@ class LossTracker:
         elif trigger == TLP:
             self._tlp_armed = False
         if ep is None and trigger in (FAST, EARLY, RTO):
-            ep = RecoveryEpisode(-1, self.name, len(self.episodes), trigger, t, index, self.snd_max)
+            ep = RecoveryEpisode(-1, self.name, len(self._episode_table) + len(self.episodes), trigger, t, index, self.snd_max)
             self.episodes.append(ep)
             self.episode = ep
         r = Retransmission(
@@ -627,7 +669,7 @@ class LossTracker:
                 self._open.append(sg)
             sg.rexmits.append(r)
             sg.rexmit_pos.append(pos)
-        self.retransmissions.append(r)
+        self.recent.append(r)
         if r.spurious is None:
             self._pending.append((r, segs))
 
@@ -669,72 +711,128 @@ class LossTracker:
             return RTO, f"timer: {'head' if head else 'segment'} resent {clock}"
         return AMBIGUOUS, f"ACK-clocked but {dup}, outside any episode; {clock}"
 
+    # -------------------------------------------------------------- settle
+    def _dsack_horizon(self) -> int:
+        """How long after a resend a D-SACK can still name it (module docstring), ns."""
+        srtt = self.timing.srtt_full_ns
+        if srtt is None and not self._srtt_max:
+            return DSACK_NO_RTT_HORIZON_NS
+        self._srtt_max = max(self._srtt_max, srtt or 0.0)
+        return max(DSACK_MIN_HORIZON_NS, int(DSACK_RTTS * self._srtt_max))
+
+    def _settle(self, now: int | None = None) -> None:
+        """Move what can no longer change from objects into the tables (module docstring).
+
+        ``now``: the time of the batch's last row; None at the end of the capture (all moves).
+        """
+        recent = self.recent
+        final = now is None
+        k = len(recent) if final else 0
+        if now is not None and recent:
+            old = now - self._dsack_horizon()
+            beyond = len(recent) - DSACK_WINDOW  # these are out of the D-SACK window anyway
+            while k < len(recent) and (recent[k].covered_ns is not None or recent[k].spurious is not None) and (
+                k < beyond or recent[k].time_ns < old
+            ):
+                k += 1
+        moved = k
+        for r in recent[:k]:
+            self._rx_table.append(r)
+        del recent[:k]
+        # episode ids only grow, so the first live resend with an episode has the oldest live one
+        first_live = next((r.episode for r in recent if r.episode is not None), None)
+        if self.episode is not None and (first_live is None or self.episode.id < first_live):
+            first_live = self.episode.id
+        k = 0
+        while k < len(self.episodes) and (final or first_live is None or self.episodes[k].id < first_live):
+            self._episode_table.append(self.episodes[k])
+            k += 1
+        del self.episodes[:k]
+        if not (final or moved or not recent):
+            return  # a resent segment waits for its resends to move
+        oldest = recent[0].index if recent else None
+        una = self.snd_una if self.snd_una is not None else 0
+        done = [
+            seg for seg in self.segs.values()
+            if final or (
+                (seg.covered_ns is not None or (not seg.rexmits and not seg.upstream and seg.end <= una))
+                and (oldest is None or not seg.rexmits or seg.rexmits[-1].index < oldest)
+            )
+        ]
+        if final:
+            done.sort(key=lambda x: x.start)
+        for seg in done:
+            self._close(seg)
+            del self.segs[seg.start]
+
+    def _close(self, seg: _Seg) -> None:
+        """Derive a settled segment's incident, lost transmissions and RTD samples (DOMAIN.md 5, 7)."""
+        tx = seg.transmissions()
+        for before, now in zip(tx, tx[1:]):  # DOMAIN.md 5: consecutive transmissions of one segment
+            if now.rexmit is not None:
+                self._rtd.append(now.ns - before.ns)
+                if now.rexmit.trigger == RTO:
+                    self._rto_rtd.append(now.ns - before.ns)
+        if not seg.rexmits and not seg.upstream:
+            return
+        # transmission i did not arrive when resend i+1 was needed (not spurious)
+        lost_tx = [-1] if seg.upstream else []  # upstream: the unseen original
+        for i in range(len(tx) - 1):
+            nxt = tx[i + 1].rexmit
+            if nxt is not None and nxt.spurious is None:
+                lost_tx.append(i)
+        first_ns = seg.opened_ns if seg.opened_ns is not None else tx[0].ns
+        seq = self._seq32(seg.start)
+        for i in lost_tx:
+            if i < 0:
+                self._lost_table.append(LostTransmission(-1, self.name, None, first_ns, seq, seg.start, seg.end, True, UPSTREAM))
+                continue
+            # the first copy seen here is the original unless it filled a hole (upstream: a resend)
+            original = i == 0 and not seg.upstream
+            self._lost_table.append(LostTransmission(-1, self.name, tx[i].record, tx[i].ns, seq, seg.start, seg.end, original, DOWNSTREAM))
+            if tx[i].pos >= 0:
+                self._lost_pos.append(tx[i].pos)
+                self._lost_ns.append(tx[i].ns)
+        self._incident_table.append(
+            LossIncident(
+                conn=-1,
+                direction=self.name,
+                start=seg.start,
+                end=seg.end,
+                seq=seq,
+                first_index=None if seg.upstream else tx[0].record,
+                first_ns=first_ns,
+                retransmissions=len(seg.rexmits) + (1 if seg.upstream else 0),
+                last_rexmit_ns=tx[-1].ns,
+                covered_ns=seg.covered_ns,
+                where=UPSTREAM if seg.upstream else DOWNSTREAM,
+                lost=bool(lost_tx),
+                lost_transmissions=len(lost_tx),
+                triggers=[r.trigger for r in seg.rexmits],
+                thin=any(r.thin for r in seg.rexmits),
+            )
+        )
+
     # -------------------------------------------------------------- finish
     def finish(self) -> LossResult:
-        """Close what is open and derive incidents and lost transmissions (DOMAIN.md s. 5, 7)."""
+        """Close what is open, settle every record and return the tables (DOMAIN.md s. 5, 7)."""
         self.timing.catch_up()
         if self.episode is not None:
             self.episode.ended = "end_of_capture"
             self.episode = None
-        incidents: list[LossIncident] = []
-        lost: list[LostTransmission] = []
-        lost_pos: dict[int, int] = {}  # position among the data transmissions -> send time
-        for seg in sorted(self.segs.values(), key=lambda x: x.start):
-            if not seg.rexmits and not seg.upstream:
-                continue
-            tx = seg.transmissions()
-            # transmission i did not arrive when resend i+1 was needed (not spurious)
-            lost_tx = [-1] if seg.upstream else []  # upstream: the unseen original
-            for i in range(len(tx) - 1):
-                nxt = tx[i + 1].rexmit
-                if nxt is not None and nxt.spurious is None:
-                    lost_tx.append(i)
-            first_ns = seg.opened_ns if seg.opened_ns is not None else tx[0].ns
-            for i in lost_tx:
-                if i < 0:
-                    lost.append(LostTransmission(-1, self.name, None, first_ns, self._seq32(seg.start), seg.start, seg.end, True, UPSTREAM))
-                    continue
-                # the first copy seen here is the original unless it filled a hole (upstream: a resend)
-                original = i == 0 and not seg.upstream
-                lost.append(
-                    LostTransmission(-1, self.name, tx[i].index, tx[i].ns, self._seq32(seg.start), seg.start, seg.end, original, DOWNSTREAM)
-                )
-                if tx[i].pos >= 0:
-                    lost_pos[tx[i].pos] = tx[i].ns  # a resend of several segments: once
-            incidents.append(
-                LossIncident(
-                    conn=-1,
-                    direction=self.name,
-                    start=seg.start,
-                    end=seg.end,
-                    seq=self._seq32(seg.start),
-                    first_index=None if seg.upstream else tx[0].index,
-                    first_ns=first_ns,
-                    retransmissions=len(seg.rexmits) + (1 if seg.upstream else 0),
-                    last_rexmit_ns=tx[-1].ns,
-                    covered_ns=seg.covered_ns,
-                    where=UPSTREAM if seg.upstream else DOWNSTREAM,
-                    lost=bool(lost_tx),
-                    lost_transmissions=len(lost_tx),
-                    triggers=[r.trigger for r in seg.rexmits],
-                    thin=any(r.thin for r in seg.rexmits),
-                )
-            )
-        rtd: list[int] = []
-        rto_rtd: list[int] = []
-        for seg in self.segs.values():  # DOMAIN.md 5: consecutive transmissions of one segment
-            tx = seg.transmissions()
-            for before, now in zip(tx, tx[1:]):
-                if now.rexmit is not None:
-                    rtd.append(now.ns - before.ns)
-                    if now.rexmit.trigger == RTO:
-                        rto_rtd.append(rtd[-1])
-        pos_time = np.asarray(sorted(lost_pos.items()), dtype=np.int64).reshape(-1, 2)
+        self._settle()
+        incidents, lost = self._incident_table, self._lost_table
+        # incidents and lost transmissions by start; segments settled in the order they closed
+        incidents.reorder(np.argsort(incidents.ints("start")[0], kind="stable"))
+        lost.reorder(np.argsort(lost.ints("start")[0], kind="stable"))
+        # a resend of several segments is one transmission: count it once
+        pos, first = np.unique(np.frombuffer(self._lost_pos, np.int64) if self._lost_pos else np.empty(0, np.int64), return_index=True)
+        times = (np.frombuffer(self._lost_ns, np.int64) if self._lost_ns else np.empty(0, np.int64))[first]
         flags = np.zeros(self.tx_count, dtype=bool)
-        flags[pos_time[:, 0]] = True
+        flags[pos] = True
         return LossResult(
             self.name,
-            self.retransmissions, self.fills, self.episodes, incidents, lost, self.tx_count, flags, pos_time[:, 1],
+            self._rx_table, self._fill_table, self._episode_table, incidents, lost, self.tx_count, flags, times,
             self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings, self.timing.srtt_full_ns,
-            np.asarray(rtd, np.int64), np.asarray(rto_rtd, np.int64),
+            np.array(self._rtd, np.int64), np.array(self._rto_rtd, np.int64),
         )

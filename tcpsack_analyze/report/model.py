@@ -143,10 +143,6 @@ def format_addr(raw: bytes) -> str:
     return str(ip.ipv4_mapped) if ip.ipv4_mapped is not None else str(ip)
 
 
-def _cat(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts, dtype=np.int64) if parts else np.empty(0, dtype=np.int64)
-
-
 def _secs(ns: int | None) -> float | None:
     return None if ns is None else ns / 1e9
 
@@ -159,7 +155,7 @@ def direction_report(
     peer: Direction = conn.dirs[1 - d]
     throughput = st.unique_bytes / duration_s if duration_s > 0 else None
     scale_used = conn.window_scale_in_use()
-    rtt = Summary.of(_cat(st.rtt_samples), 1e-6)
+    rtt = Summary.of(st.rtt_samples.array(), 1e-6)
     win_min, win_max, win_mean = conn.window_stats(d)
     return DirectionReport(
         name="a2b" if d == 0 else "b2a",
@@ -199,7 +195,7 @@ def direction_report(
         mean_segment=st.data_bytes / st.data_packets if st.data_packets else None,
         oversize_segments=st.oversize_segments,
         rtt_ms=rtt,
-        rtt_ts_ms=Summary.of(_cat(st.ts_rtt_samples), 1e-6),
+        rtt_ts_ms=Summary.of(st.ts_rtt_samples.array(), 1e-6),
         throughput_Bps=throughput,
         first_packet=_secs(st.first_ns),
         last_packet=_secs(st.last_ns),
@@ -224,8 +220,8 @@ def connection_report(
     first = min(x for x in (a.first_ns, b.first_ns) if x is not None)
     last = max(x for x in (a.last_ns, b.last_ns) if x is not None)
     duration = (last - first) / 1e9
-    rtt_ab = _cat(a.rtt_samples)
-    rtt_ba = _cat(b.rtt_samples)
+    rtt_ab = a.rtt_samples.array()
+    rtt_ba = b.rtt_samples.array()
     view = vantage.infer(
         conn.syn_ts,
         conn.synack_ts,

@@ -1,0 +1,223 @@
+"""Loss records stored column by column, so that holding them costs bytes, not objects.
+
+A long capture with 1% loss holds tens of thousands of loss records until the report is written.
+As slotted dataclasses with their integers and strings they took 0.7-1.5 KB each, which made the
+peak RSS grow with the length of the capture (issue 2: 1M and 5M packets within 20%). A
+:class:`RecordTable` keeps each field of one record kind in a compact column:
+
+- integers (``int``, ``int | None``) in an ``array.array`` of int32, widened to int64 at the
+  first value that needs it, with the type's minimum standing for None;
+- booleans as bytes;
+- strings (``str``, ``str | None``) and ``list[str]`` as codes into a vocabulary while values
+  repeat (triggers, causes, directions), and as a plain list once they mostly do not (evidence
+  lines).
+
+Records are rebuilt on demand (:meth:`RecordTable.records`); whole columns are read with
+:meth:`RecordTable.column` and :meth:`RecordTable.ints` without building records.
+"""
+from __future__ import annotations
+
+import dataclasses
+from array import array
+from collections.abc import Iterable, Iterator
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+R = TypeVar("R")
+
+_NONE = {"i": -(1 << 31), "q": -(1 << 63)}  # stands for None in an integer column
+VOCABULARY_MIN = 16  # a coded column keeps plain values once its vocabulary is past this...
+VOCABULARY_SHARE = 0.5  # ...and past this share of its values (they mostly do not repeat)
+VOCABULARY_MAX = 1 << 15  # ...or past the int16 codes
+
+
+class _IntColumn:
+    """int32 values, widened to int64 when one does not fit; None as the type's minimum."""
+
+    __slots__ = ("data",)
+
+    def __init__(self) -> None:
+        self.data = array("i")
+
+    def append(self, value: int | None) -> None:
+        none = _NONE[self.data.typecode]
+        if value is None:
+            self.data.append(none)
+            return
+        if value == none:
+            self._widen()
+        try:
+            self.data.append(value)
+        except OverflowError:
+            self._widen()
+            self.data.append(value)
+
+    def _widen(self) -> None:
+        if self.data.typecode == "q":
+            raise OverflowError("loss record integer outside int64")
+        old = np.frombuffer(self.data, dtype=np.int32).astype(np.int64)
+        old[old == _NONE["i"]] = _NONE["q"]
+        self.data = array("q", old.tobytes())
+
+    def values(self) -> list[int | None]:
+        none = _NONE[self.data.typecode]
+        return [None if x == none else x for x in self.data]
+
+    def ints(self) -> tuple[np.ndarray, np.ndarray]:
+        dtype = np.int32 if self.data.typecode == "i" else np.int64
+        raw = np.frombuffer(self.data, dtype=dtype) if len(self.data) else np.empty(0, dtype)
+        present = raw != _NONE[self.data.typecode]
+        return raw.astype(np.int64), present
+
+    def take(self, order: np.ndarray) -> None:
+        dtype = np.int32 if self.data.typecode == "i" else np.int64
+        raw = np.frombuffer(self.data, dtype=dtype) if len(self.data) else np.empty(0, dtype)
+        self.data = array(self.data.typecode, raw[order].tobytes())
+
+
+class _BoolColumn:
+    __slots__ = ("data",)
+
+    def __init__(self) -> None:
+        self.data = array("b")
+
+    def append(self, value: bool) -> None:
+        self.data.append(1 if value else 0)
+
+    def values(self) -> list[bool]:
+        return [bool(x) for x in self.data]
+
+    def ints(self) -> tuple[np.ndarray, np.ndarray]:
+        raw = np.frombuffer(self.data, dtype=np.int8) if len(self.data) else np.empty(0, np.int8)
+        return raw.astype(np.int64), np.ones(raw.size, dtype=bool)
+
+    def take(self, order: np.ndarray) -> None:
+        raw = np.frombuffer(self.data, dtype=np.int8) if len(self.data) else np.empty(0, np.int8)
+        self.data = array("b", raw[order].tobytes())
+
+
+class _CodedColumn:
+    """Strings (or tuples of them) as int16 codes into a vocabulary; plain values once the
+    values mostly do not repeat (the vocabulary would cost more than the values)."""
+
+    __slots__ = ("codes", "vocab", "index", "plain", "as_list")
+
+    def __init__(self, as_list: bool) -> None:
+        self.codes: array | None = array("h")
+        self.vocab: list[Any] = []
+        self.index: dict[Any, int] = {}
+        self.plain: list[Any] | None = None
+        self.as_list = as_list  # the field is a list (stored as a tuple, given back as a list)
+
+    def append(self, value: Any) -> None:
+        if self.as_list:
+            value = tuple(value)
+        if self.plain is not None:
+            self.plain.append(value)
+            return
+        code = self.index.get(value)
+        if code is None:
+            n = len(self.vocab)
+            if n >= VOCABULARY_MAX or (n >= VOCABULARY_MIN and n > VOCABULARY_SHARE * (len(self.codes or ()) + 1)):
+                self.plain = self._decoded()
+                self.codes, self.vocab, self.index = None, [], {}
+                self.plain.append(value)
+                return
+            code = self.index[value] = len(self.vocab)
+            self.vocab.append(value)
+        assert self.codes is not None
+        self.codes.append(code)
+
+    def _decoded(self) -> list[Any]:
+        if self.plain is not None:
+            return list(self.plain)
+        assert self.codes is not None
+        vocab = self.vocab
+        return [vocab[c] for c in self.codes]
+
+    def values(self) -> list[Any]:
+        out = self._decoded()
+        return [list(v) for v in out] if self.as_list else out
+
+    def take(self, order: np.ndarray) -> None:
+        if self.plain is not None:
+            self.plain = [self.plain[i] for i in order.tolist()]
+            return
+        assert self.codes is not None
+        raw = np.frombuffer(self.codes, dtype=np.int16) if len(self.codes) else np.empty(0, np.int16)
+        self.codes = array("h", raw[order].tobytes())
+
+
+_Column = _IntColumn | _BoolColumn | _CodedColumn
+
+
+def _column_for(annotation: str) -> _Column:
+    """The column for a dataclass field, from its annotation (a string: postponed evaluation)."""
+    base = annotation.replace(" | None", "").strip()
+    if base == "int":
+        return _IntColumn()
+    if base == "bool":
+        return _BoolColumn()
+    if base == "str":
+        return _CodedColumn(as_list=False)
+    if base == "list[str]":
+        return _CodedColumn(as_list=True)
+    raise TypeError(f"no column for a field of type {annotation!r}")
+
+
+class RecordTable(Generic[R]):
+    """The records of one dataclass kind (in the order appended), one compact column per field."""
+
+    def __init__(self, kind: type[R], records: Iterable[R] = ()) -> None:
+        self.kind = kind
+        fields = dataclasses.fields(kind)  # type: ignore[arg-type]
+        self.names = tuple(f.name for f in fields)
+        self._cols = {f.name: _column_for(str(f.type)) for f in fields}
+        self._size = 0
+        for rec in records:
+            self.append(rec)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def append(self, rec: R) -> None:
+        for name, col in self._cols.items():
+            col.append(getattr(rec, name))
+        self._size += 1
+
+    def records(self) -> list[R]:
+        """The records, rebuilt (new objects on each call: changing them changes nothing here)."""
+        if not self._size:
+            return []
+        cols = [col.values() for col in self._cols.values()]
+        kind = self.kind
+        return [kind(*row) for row in zip(*cols)]
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self.records())
+
+    def column(self, name: str) -> list[Any]:
+        """One field of every record, as Python values."""
+        return self._cols[name].values()
+
+    def ints(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """An integer or boolean field as int64 values and a mask of the records that have one."""
+        col = self._cols[name]
+        if isinstance(col, _CodedColumn):
+            raise TypeError(f"{name} is not a number")
+        return col.ints()
+
+    def fill(self, name: str, value: Any) -> None:
+        """Set one field of every record to ``value`` (e.g. the connection id, known at the end)."""
+        col = _column_for(str(next(f.type for f in dataclasses.fields(self.kind) if f.name == name)))  # type: ignore[arg-type]
+        for _ in range(self._size):
+            col.append(value)
+        self._cols[name] = col
+
+    def reorder(self, order: np.ndarray) -> None:
+        """Put the records in the order of the permutation ``order``."""
+        if order.size != self._size:
+            raise ValueError("a permutation of every record is needed")
+        for col in self._cols.values():
+            col.take(order)

@@ -1,0 +1,43 @@
+"""Summary and SampleBag (stats.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tcpsack_analyze.stats import SampleBag, Summary
+
+_BATCHES = st.lists(
+    st.lists(st.one_of(st.integers(0, 50), st.integers(0, 1 << 40)), min_size=1, max_size=40), max_size=30
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches=_BATCHES, first_merge=st.integers(1, 64))
+def test_bag_keeps_every_sample(batches: list[list[int]], first_merge: int) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SampleBag, "FIRST_MERGE", first_merge)  # merges early and often
+        bag = SampleBag()
+        for b in batches:
+            bag.add(np.asarray(b, dtype=np.int64))
+    everything = sorted(x for b in batches for x in b)
+    assert len(bag) == len(everything)
+    assert sorted(bag.array().tolist()) == everything
+    assert Summary.of(bag.array()) == Summary.of(np.asarray(everything, dtype=np.int64))
+
+
+def test_bag_counts_repeated_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Repeated RTTs (microsecond timestamps) are counted, so the bag stops growing."""
+    monkeypatch.setattr(SampleBag, "FIRST_MERGE", 100)
+    bag = SampleBag()
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        bag.add(rng.integers(11_000_000, 11_050_000, 100) // 1000 * 1000)  # 50 distinct values
+    assert len(bag) == 20_000
+    assert bag._values.size <= 50 and bag._loose_n < 100
+
+
+def test_summary_ignores_sample_order() -> None:
+    x = np.random.default_rng(2).integers(0, 10**9, 1001)
+    assert Summary.of(x) == Summary.of(x[::-1].copy())
