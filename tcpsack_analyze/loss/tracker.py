@@ -156,11 +156,12 @@ class Timing:
             self._queue_v = self._queue_v[k:]
 
     def _update(self, samples: np.ndarray) -> None:
-        """RFC 6298 section 2.2/2.3 over new samples (the last 64 suffice: older ones weigh <0.02%)."""
+        """RFC 6298 section 2.2/2.3 over new samples, every one of them in order: the result then
+        does not depend on how the samples were grouped (batches, resends in between)."""
         m = int(samples.min())
         self.min_local_ns = m if self.min_local_ns is None else min(self.min_local_ns, m)
         srtt, var = self.srtt_ns, self.rttvar_ns
-        for r in samples[-64:].tolist():
+        for r in samples.tolist():
             if srtt is None or var is None:
                 srtt, var = float(r), r / 2.0
             else:
