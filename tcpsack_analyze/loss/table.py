@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -30,6 +30,11 @@ _NONE = {"i": -(1 << 31), "q": -(1 << 63)}  # stands for None in an integer colu
 VOCABULARY_MIN = 16  # a coded column keeps plain values once its vocabulary is past this...
 VOCABULARY_SHARE = 0.5  # ...and past this share of its values (they mostly do not repeat)
 VOCABULARY_MAX = 1 << 15  # ...or past the int16 codes
+
+
+def _view(data: array) -> np.ndarray:
+    """An array.array as a numpy array over the same memory (its typecode is a numpy dtype)."""
+    return np.frombuffer(data, dtype=data.typecode)
 
 
 class _IntColumn:
@@ -56,7 +61,7 @@ class _IntColumn:
     def _widen(self) -> None:
         if self.data.typecode == "q":
             raise OverflowError("loss record integer outside int64")
-        old = np.frombuffer(self.data, dtype=np.int32).astype(np.int64)
+        old = _view(self.data).astype(np.int64)
         old[old == _NONE["i"]] = _NONE["q"]
         self.data = array("q", old.tobytes())
 
@@ -65,15 +70,11 @@ class _IntColumn:
         return [None if x == none else x for x in self.data]
 
     def ints(self) -> tuple[np.ndarray, np.ndarray]:
-        dtype = np.int32 if self.data.typecode == "i" else np.int64
-        raw = np.frombuffer(self.data, dtype=dtype) if len(self.data) else np.empty(0, dtype)
-        present = raw != _NONE[self.data.typecode]
-        return raw.astype(np.int64), present
+        raw = _view(self.data)
+        return raw.astype(np.int64), raw != _NONE[self.data.typecode]
 
     def take(self, order: np.ndarray) -> None:
-        dtype = np.int32 if self.data.typecode == "i" else np.int64
-        raw = np.frombuffer(self.data, dtype=dtype) if len(self.data) else np.empty(0, dtype)
-        self.data = array(self.data.typecode, raw[order].tobytes())
+        self.data = array(self.data.typecode, _view(self.data)[order].tobytes())
 
 
 class _BoolColumn:
@@ -89,12 +90,10 @@ class _BoolColumn:
         return [bool(x) for x in self.data]
 
     def ints(self) -> tuple[np.ndarray, np.ndarray]:
-        raw = np.frombuffer(self.data, dtype=np.int8) if len(self.data) else np.empty(0, np.int8)
-        return raw.astype(np.int64), np.ones(raw.size, dtype=bool)
+        return _view(self.data).astype(np.int64), np.ones(len(self.data), dtype=bool)
 
     def take(self, order: np.ndarray) -> None:
-        raw = np.frombuffer(self.data, dtype=np.int8) if len(self.data) else np.empty(0, np.int8)
-        self.data = array("b", raw[order].tobytes())
+        self.data = array("b", _view(self.data)[order].tobytes())
 
 
 class _CodedColumn:
@@ -145,8 +144,7 @@ class _CodedColumn:
             self.plain = [self.plain[i] for i in order.tolist()]
             return
         assert self.codes is not None
-        raw = np.frombuffer(self.codes, dtype=np.int16) if len(self.codes) else np.empty(0, np.int16)
-        self.codes = array("h", raw[order].tobytes())
+        self.codes = array("h", _view(self.codes)[order].tobytes())
 
 
 _Column = _IntColumn | _BoolColumn | _CodedColumn
@@ -193,9 +191,6 @@ class RecordTable(Generic[R]):
         cols = [col.values() for col in self._cols.values()]
         kind = self.kind
         return [kind(*row) for row in zip(*cols)]
-
-    def __iter__(self) -> Iterator[R]:
-        return iter(self.records())
 
     def column(self, name: str) -> list[Any]:
         """One field of every record, as Python values."""

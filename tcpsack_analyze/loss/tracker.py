@@ -827,8 +827,8 @@ class LossTracker:
         incidents.reorder(np.argsort(incidents.ints("start")[0], kind="stable"))
         lost.reorder(np.argsort(lost.ints("start")[0], kind="stable"))
         # a resend of several segments is one transmission: count it once
-        pos, first = np.unique(np.frombuffer(self._lost_pos, np.int64) if self._lost_pos else np.empty(0, np.int64), return_index=True)
-        times = (np.frombuffer(self._lost_ns, np.int64) if self._lost_ns else np.empty(0, np.int64))[first]
+        pos, first = np.unique(np.frombuffer(self._lost_pos, np.int64), return_index=True)
+        times = np.frombuffer(self._lost_ns, np.int64)[first]
         flags = np.zeros(self.tx_count, dtype=bool)
         flags[pos] = True
         return LossResult(
