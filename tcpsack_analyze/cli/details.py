@@ -55,7 +55,7 @@ def details(capture: str, conn_id: int | None, min_rtd: float | None, trigger: s
     if fmt == "json":
         sys.stdout.write(json.dumps(region_dicts(regions), indent=1) + "\n")
     else:
-        total = sum(len(res.incidents) for res in result.loss.values())
+        total = sum(len(res.incident_table) for res in result.loss.values())
         sys.stdout.write(f"{capture}: {len(regions)} retransmission regions ({total} loss incidents in the capture)\n")
         if regions:
             sys.stdout.write("\n" + render_text(regions))
