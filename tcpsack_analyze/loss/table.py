@@ -18,6 +18,7 @@ Records are rebuilt on demand (:meth:`RecordTable.records`); whole columns are r
 from __future__ import annotations
 
 import dataclasses
+import operator
 from array import array
 from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
@@ -40,17 +41,16 @@ def _view(data: array) -> np.ndarray:
 class _IntColumn:
     """int32 values, widened to int64 when one does not fit; None as the type's minimum."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "none")
 
     def __init__(self) -> None:
         self.data = array("i")
+        self.none = _NONE["i"]
 
     def append(self, value: int | None) -> None:
-        none = _NONE[self.data.typecode]
         if value is None:
-            self.data.append(none)
-            return
-        if value == none:
+            value = self.none
+        elif value == self.none:
             self._widen()
         try:
             self.data.append(value)
@@ -62,16 +62,17 @@ class _IntColumn:
         if self.data.typecode == "q":
             raise OverflowError("loss record integer outside int64")
         old = _view(self.data).astype(np.int64)
-        old[old == _NONE["i"]] = _NONE["q"]
+        old[old == self.none] = _NONE["q"]
+        self.none = _NONE["q"]
         self.data = array("q", old.tobytes())
 
     def values(self) -> list[int | None]:
-        none = _NONE[self.data.typecode]
+        none = self.none
         return [None if x == none else x for x in self.data]
 
     def ints(self) -> tuple[np.ndarray, np.ndarray]:
         raw = _view(self.data)
-        return raw.astype(np.int64), raw != _NONE[self.data.typecode]
+        return raw.astype(np.int64), raw != self.none
 
     def take(self, order: np.ndarray) -> None:
         self.data = array(self.data.typecode, _view(self.data)[order].tobytes())
@@ -172,6 +173,7 @@ class RecordTable(Generic[R]):
         fields = dataclasses.fields(kind)  # type: ignore[arg-type]
         self.names = tuple(f.name for f in fields)
         self._cols = {f.name: _column_for(str(f.type)) for f in fields}
+        self._get = operator.attrgetter(*self.names)
         self._size = 0
         for rec in records:
             self.append(rec)
@@ -180,8 +182,8 @@ class RecordTable(Generic[R]):
         return self._size
 
     def append(self, rec: R) -> None:
-        for name, col in self._cols.items():
-            col.append(getattr(rec, name))
+        for col, value in zip(self._cols.values(), self._get(rec)):
+            col.append(value)
         self._size += 1
 
     def records(self) -> list[R]:
