@@ -78,6 +78,11 @@ class SampleBag:
     def __len__(self) -> int:
         return int(self._counts.sum()) + self._loose_n
 
+    def min(self) -> int | None:
+        """The smallest sample (None when empty), without expanding the counted values."""
+        parts = [int(p.min()) for p in (self._values, *self._loose) if p.size]
+        return min(parts, default=None)
+
     def array(self) -> np.ndarray:
         """Every sample (int64), counted values first, then the loose ones in the order added."""
         return np.concatenate([np.repeat(self._values, self._counts), *self._loose], dtype=np.int64)

@@ -24,6 +24,7 @@ def test_bag_keeps_every_sample(batches: list[list[int]], first_merge: int) -> N
     everything = sorted(x for b in batches for x in b)
     assert len(bag) == len(everything)
     assert sorted(bag.array().tolist()) == everything
+    assert bag.min() == (everything[0] if everything else None)
     assert Summary.of(bag.array()) == Summary.of(np.asarray(everything, dtype=np.int64))
 
 

@@ -129,7 +129,12 @@ class RecoveryEpisode:
 
     @property
     def sack_finished_without_rto(self) -> bool:
-        return self.sack_in_use and self.rtos == 0 and self.ended == "full_ack"
+        return sack_finished_without_rto(self.sack_in_use, self.rtos, self.ended)
+
+
+def sack_finished_without_rto(sack_in_use: bool, rtos: int, ended: str) -> bool:
+    """An episode that SACK repaired: SACK blocks arrived, no timeout, ended by a full ACK."""
+    return sack_in_use and rtos == 0 and ended == "full_ack"
 
 
 @dataclass(slots=True)

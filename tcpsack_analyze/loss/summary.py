@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tcpsack_analyze.loss.patterns import GilbertElliott, LossPattern, achieved_percent, loss_pattern, mathis_throughput
-from tcpsack_analyze.loss.records import RTO, UPSTREAM, ca_state
+from tcpsack_analyze.loss.records import RTO, UPSTREAM, ca_state, sack_finished_without_rto
 from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.stats import Summary
@@ -100,9 +100,6 @@ def summarize(
     end_ns, ended_seen = ep.ints("end_ns")
     ep_start, _ = ep.ints("start_ns")
     ended = ep.column("ended")
-    full_ack = np.asarray([e == "full_ack" for e in ended], dtype=bool)
-    sack_in_use, _ = ep.ints("sack_in_use")
-    rtos, _ = ep.ints("rtos")
     inc_lost, _ = inc.ints("lost")
     last_rexmit, _ = inc.ints("last_rexmit_ns")
     first_ns, _ = inc.ints("first_ns")
@@ -119,7 +116,7 @@ def summarize(
         episodes=len(ep),
         episodes_by_trigger=_counts(ep, "trigger"),
         episodes_ended=dict(Counter(ended)),
-        episodes_sack_without_rto=int(np.count_nonzero((sack_in_use != 0) & (rtos == 0) & full_ack)),
+        episodes_sack_without_rto=sum(map(sack_finished_without_rto, ep.column("sack_in_use"), ep.column("rtos"), ended)),
         episode_duration_ms=Summary.of(end_ns[ended_seen] - ep_start[ended_seen], MS),
         rtd_ms=Summary.of(res.rtd_samples_ns, MS),
         rto_rtd_ms=Summary.of(res.rto_rtd_samples_ns, MS),

@@ -220,14 +220,13 @@ def connection_report(
     first = min(x for x in (a.first_ns, b.first_ns) if x is not None)
     last = max(x for x in (a.last_ns, b.last_ns) if x is not None)
     duration = (last - first) / 1e9
-    rtt_ab = a.rtt_samples.array()
-    rtt_ba = b.rtt_samples.array()
+    min_ab, min_ba = a.rtt_samples.min(), b.rtt_samples.min()
     view = vantage.infer(
         conn.syn_ts,
         conn.synack_ts,
         conn.hs_ack_ts,
-        float(rtt_ab.min()) / 1e6 if rtt_ab.size else None,
-        float(rtt_ba.min()) / 1e6 if rtt_ba.size else None,
+        None if min_ab is None else min_ab / 1e6,
+        None if min_ba is None else min_ba / 1e6,
     )
     return ConnectionReport(
         id=conn.id,
