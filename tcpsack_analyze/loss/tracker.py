@@ -42,9 +42,11 @@ length of the capture: a resend once the ACKs have covered it (or it was judged 
 it is past the D-SACK horizon (a D-SACK is matched only to one of the latest
 :data:`DSACK_WINDOW` resends sent within 8 times the largest SRTT seen, at least 200 ms; on the
 captures in tests/data every D-SACK came about one SRTT after its resend); an episode once none
-of the live resends belongs to it; a resent segment once it is covered and its resends have
-moved, when its incident, lost transmissions and RTD samples are derived. A later resend of bytes
-settled that long ago (rare) starts a new segment record.
+of the live resends belongs to it; a resent segment once it is covered, its resends have moved
+and its last transmission is past the same horizon, when its incident, lost transmissions and
+RTD samples are derived. The horizon comes from the RTT samples taken before the moment it is
+asked for, so what moves does not depend on where batches end, except that a resend of bytes
+whose last transmission is further back than the horizon (rare) may start a new segment record.
 """
 from __future__ import annotations
 
@@ -116,6 +118,7 @@ class Timing:
     srtt_ns: float | None = None  # RFC 6298 smoothed RTT of data/ACK pairs at the capture point
     rttvar_ns: float | None = None
     min_local_ns: int | None = None  # smallest data/ACK RTT at the capture point
+    srtt_max_ns: float | None = None  # largest srtt_ns so far (the D-SACK horizon's scale)
     turnaround_ns: int | None = None  # capture point -> sender -> capture point (handshake)
 
     @property
@@ -160,14 +163,16 @@ class Timing:
         does not depend on how the samples were grouped (batches, resends in between)."""
         m = int(samples.min())
         self.min_local_ns = m if self.min_local_ns is None else min(self.min_local_ns, m)
-        srtt, var = self.srtt_ns, self.rttvar_ns
+        srtt, var, top = self.srtt_ns, self.rttvar_ns, self.srtt_max_ns
         for r in samples.tolist():
             if srtt is None or var is None:
                 srtt, var = float(r), r / 2.0
             else:
                 var = 0.75 * var + 0.25 * abs(srtt - r)
                 srtt = 0.875 * srtt + 0.125 * r
-        self.srtt_ns, self.rttvar_ns = srtt, var
+            if top is None or srtt > top:
+                top = srtt
+        self.srtt_ns, self.rttvar_ns, self.srtt_max_ns = srtt, var, top
 
 
 class _Tx(NamedTuple):
@@ -298,7 +303,6 @@ class LossTracker:
         self._rto_rtd = array("q")
         self._lost_pos = array("q")  # positions among the data transmissions of lost ones
         self._lost_ns = array("q")  # and their send times
-        self._srtt_max = 0.0  # largest SRTT seen (D-SACK horizon)
         self._pending: list[tuple[Retransmission, list[_Seg]]] = []  # resends not yet covered
         self._open: list[_Seg] = []  # resent segments not yet covered by an ACK
         self._rto_run = 0  # timer resends of the head without progress
@@ -535,6 +539,7 @@ class LossTracker:
 
     def _on_dsack(self, lo: int, hi: int, t: int) -> None:
         """A D-SACK: the latest resend of these bytes arrived twice (RFC 2883 section 4)."""
+        self.timing.catch_up(t)
         horizon = t - self._dsack_horizon()
         cands = [r for r in reversed(self.recent[-DSACK_WINDOW:]) if r.start < hi and lo < r.end and horizon <= r.time_ns <= t]
         if cands and cands[0].spurious is None:
@@ -714,12 +719,14 @@ class LossTracker:
 
     # -------------------------------------------------------------- settle
     def _dsack_horizon(self) -> int:
-        """How long after a resend a D-SACK can still name it (module docstring), ns."""
-        srtt = self.timing.srtt_full_ns
-        if srtt is None and not self._srtt_max:
+        """How long after a resend a D-SACK can still name it (module docstring), ns.
+
+        From the RTT samples taken before the moment asked about (the caller catches up), so it
+        does not depend on where batches end."""
+        tm = self.timing
+        if tm.srtt_max_ns is None:
             return DSACK_NO_RTT_HORIZON_NS
-        self._srtt_max = max(self._srtt_max, srtt or 0.0)
-        return max(DSACK_MIN_HORIZON_NS, int(DSACK_RTTS * self._srtt_max))
+        return max(DSACK_MIN_HORIZON_NS, int(DSACK_RTTS * (tm.srtt_max_ns + (tm.turnaround_ns or 0))))
 
     def _settle(self, now: int | None = None) -> None:
         """Move what can no longer change from objects into the tables (module docstring).
@@ -728,9 +735,9 @@ class LossTracker:
         """
         recent = self.recent
         final = now is None
+        old = None if now is None else now - self._dsack_horizon()
         k = len(recent) if final else 0
-        if now is not None and recent:
-            old = now - self._dsack_horizon()
+        if old is not None and recent:
             beyond = len(recent) - DSACK_WINDOW  # these are out of the D-SACK window anyway
             while k < len(recent) and (recent[k].covered_ns is not None or recent[k].spurious is not None) and (
                 k < beyond or recent[k].time_ns < old
@@ -753,11 +760,14 @@ class LossTracker:
             return  # a resent segment waits for its resends to move
         oldest = recent[0].index if recent else None
         una = self.snd_una if self.snd_una is not None else 0
+        # a segment also waits out the horizon after its last transmission, so that a late resend
+        # of its bytes (of acknowledged bytes, say) still finds it, whatever the batches
         done = [
             seg for seg in self.segs.values()
-            if final or (
+            if old is None or (
                 (seg.covered_ns is not None or (not seg.rexmits and not seg.upstream and seg.end <= una))
                 and (oldest is None or not seg.rexmits or seg.rexmits[-1].index < oldest)
+                and ((last := seg.last) is None or last[0] < old)
             )
         ]
         if final:
