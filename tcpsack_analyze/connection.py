@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcpsack_analyze.acks import dsack_first_block, duplicate_ack
 from tcpsack_analyze.loss.tracker import FILL, GAP, NEW, REXMIT, LossResult, LossTracker, RowView
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
@@ -514,10 +515,7 @@ def _account_acks(
         raw = b.opts.sack[rows[hs]]
         edges = SeqSpace.unwrap_near(raw, ack_raw[hs, None, None], ack_abs[hs, None, None])
         l0, r0, l1, r1 = edges[:, 0, 0], edges[:, 0, 1], edges[:, 1, 0], edges[:, 1, 1]
-        two = nsack[hs] > 1
-        # D-SACK (RFC 2883 section 4; tcptrace's three cases): first block at or below the
-        # cumulative ACK, inside the second block, or overlapping it
-        dsack = (r0 <= ack_abs[hs]) | (two & (((r0 <= r1) & (l0 >= l1)) | ((l0 <= l1) & (r0 > l1)) | ((r0 >= r1) & (l0 < r1))))
+        dsack = dsack_first_block(ack_abs[hs], nsack[hs], l0, r0, l1, r1)
         st.dsack_packets += int(dsack.sum())
         dsack_any[hs] = dsack
         at = sel[ai[hs]]
@@ -537,8 +535,7 @@ def _account_acks(
     peer_run = ctx.snd_max_run[1 - d]
     peer_max = peer_run[sel[ai]] if peer_run is not None else np.full(ai.size, peer.snd_max_before)
     outstanding = ack_abs < peer_max
-    sack_new = has_sack & ~dsack_any
-    dup = pure & (ack_abs == prev_ack) & outstanding & ((win == prev_win) | sack_new)
+    dup = duplicate_ack(pure, ack_abs == prev_ack, outstanding, win == prev_win, has_sack & ~dsack_any)
     st._last_ack = int(ack_abs[-1])
     st._last_win = int(win[-1])
     ctx.dup[sel[ai]] = dup

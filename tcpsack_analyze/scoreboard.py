@@ -86,6 +86,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from tcpsack_analyze.acks import dsack_first_block
 from tcpsack_analyze.rangeset import RangeSet
 
 __all__ = ["AckResult", "NextSegment", "Scoreboard"]
@@ -470,13 +471,9 @@ class Scoreboard:
         # RFC 2883 D-SACK, judged against this ACK's own cumulative ACK field
         dsack: tuple[int, int] | None = None
         if sack_blocks:
-            s0, e0 = sack_blocks[0]
-            if s0 < cum_ack:
-                dsack = (s0, e0)
-            elif len(sack_blocks) > 1:
-                s1, e1 = sack_blocks[1]
-                if s1 <= s0 and e0 <= e1:
-                    dsack = (s0, e0)
+            s1, e1 = sack_blocks[1] if len(sack_blocks) > 1 else (0, 0)
+            if dsack_first_block(cum_ack, len(sack_blocks), *sack_blocks[0], s1, e1):
+                dsack = sack_blocks[0]
 
         # data acknowledged but never seen sent: the capture missed the send
         top = max([cum_ack] + [e for _, e in sack_blocks])

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tcpsack_analyze.acks import dsack_first_block
 from tcpsack_analyze.loss.records import TRIGGERS, UPSTREAM, Fill, LossIncident, Retransmission
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
@@ -430,14 +431,9 @@ class _Flow:
 
     @staticmethod
     def _dsack(p: _Pkt) -> bool:
-        """RFC 2883: the first block at or below the ACK, or overlapping the second one."""
-        (l0, r0), ack = p.sack[0], p.ack
-        if _signed(r0, ack) <= 0:
-            return True
-        if len(p.sack) > 1:
-            l1, r1 = p.sack[1]
-            return _signed(l0, r1) < 0 and _signed(l1, r0) < 0
-        return False
+        """The D-SACK rule of :mod:`~tcpsack_analyze.acks`, on edges taken relative to the ACK."""
+        edges = [_signed(e, p.ack) for blk in p.sack[:2] for e in blk]
+        return bool(dsack_first_block(0, len(p.sack), *edges, *([0, 0] if len(p.sack) < 2 else [])))
 
     # -- state, many packets at once (no region open, none starting)
     def _bulk(self, batch: PacketBatch, rows: np.ndarray, side: np.ndarray) -> None:
