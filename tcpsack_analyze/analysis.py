@@ -14,13 +14,14 @@ with every dataclass field, the derived properties, and each time twice: ``*_ns`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from tcpsack_analyze.connection import Connection
+from tcpsack_analyze.events import Dir, EventBatch
 from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S, FlowTable
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
@@ -148,26 +149,17 @@ def analyze(
     was readable, the report covers it and ``report.capture.complete`` is False.
     """
     status = ReadStatus(path)
-    table = FlowTable(Connection, reuse_silence_s)
     pkt_parts: list[dict[str, np.ndarray]] = []
-    tcp_packets = 0
-    for batch in read_capture(path, status, filter, chunk_bytes):
-        tcp_packets += len(batch)
-        conn_of = np.empty(len(batch), dtype=np.int64) if packets else None
-        dir_of = np.empty(len(batch), dtype=np.int64) if packets else None
-        for conn, rows in table.split(batch):
-            conn.consume(batch, rows)  # type: ignore[attr-defined]
-            if conn_of is not None and dir_of is not None:
-                conn_of[rows] = conn.id  # type: ignore[attr-defined]
-                dir_of[rows] = conn._direction_of(batch, rows)  # type: ignore[attr-defined]
-        if packets:
-            pkt_parts.append(_packet_columns(batch, conn_of, dir_of))  # type: ignore[arg-type]
-        del batch  # see read_capture: freed before the next chunk is decoded
-    # number connections by their first packet, so ids do not depend on how the file was batched
-    live = sorted((c for c in table.connections if c.packets), key=lambda c: c.first_index)  # type: ignore[attr-defined]
-    renumber = {c.id: i for i, c in enumerate(live)}  # type: ignore[attr-defined]
-    for c in live:
-        c.id = renumber[c.id]  # type: ignore[attr-defined]
+
+    def keep_packets(batch: PacketBatch, touched: list[tuple[Connection, np.ndarray]]) -> None:
+        conn_of = np.empty(len(batch), dtype=np.int64)
+        dir_of = np.empty(len(batch), dtype=np.int64)
+        for conn, rows in touched:
+            conn_of[rows] = conn.id
+            dir_of[rows] = conn._direction_of(batch, rows)
+        pkt_parts.append(_packet_columns(batch, conn_of, dir_of))
+
+    live, tcp_packets = _stream(path, status, filter, chunk_bytes, reuse_silence_s, keep_packets if packets else None)
     per_conn = {c.id: tuple(c.loss_results()) for c in live}  # type: ignore[attr-defined]
     loss = {(cid, r.name): r for cid, pair in per_conn.items() for r in pair}
     fits = fit_gilbert_elliott_all([r.lost_flags for r in loss.values()])
@@ -187,9 +179,70 @@ def analyze(
         import pandas as pd
 
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
-        table_df["conn"] = table_df["conn"].map(renumber)
     starts = {c.id: min(d.first_ns for d in c.dirs if d.first_ns is not None) for c in live}  # type: ignore[attr-defined]
     return Analysis(report, table_df, loss, starts)
+
+
+Tap = Callable[[PacketBatch, list[tuple[Connection, np.ndarray]]], None]
+
+
+def _stream(path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float, tap: Tap | None = None) -> tuple[list[Connection], int]:
+    """Read the capture through the flow stage and every connection's stages.
+
+    Returns the connections in the order of their first packet (their ``id``) and the number of
+    TCP packets. Connection ids are final at the end of the batch that created them: a later
+    batch only holds later records. ``tap(batch, [(connection, rows), ...])`` sees each batch
+    after its connections consumed it (the events they emitted are in ``last_events``).
+    """
+    table = FlowTable(Connection, reuse_silence_s)
+    tcp_packets = 0
+    numbered = 0
+    for batch in read_capture(path, status, bpf, chunk_bytes):
+        tcp_packets += len(batch)
+        touched: list[tuple[Connection, np.ndarray]] = []
+        for conn, rows in table.split(batch):
+            conn.consume(batch, rows)  # type: ignore[attr-defined]
+            touched.append((conn, rows))  # type: ignore[arg-type]
+        new = sorted(table.connections[numbered:], key=lambda c: c.first_index)  # type: ignore[attr-defined]
+        for k, conn in enumerate(new):
+            conn.id = numbered + k  # type: ignore[attr-defined]
+        numbered += len(new)
+        if tap is not None:
+            tap(batch, touched)
+        del batch, touched  # see read_capture: freed before the next chunk is decoded
+    return sorted(table.connections, key=lambda c: c.id), tcp_packets  # type: ignore[attr-defined]
+
+
+def events_of(
+    path: str,
+    conn: int = 0,
+    direction: str | int | Dir = Dir.A2B,
+    filter: str | None = None,  # noqa: A002 - the name users expect
+    *,
+    reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S,
+    chunk_bytes: int = DEFAULT_CHUNK,
+) -> EventBatch:
+    """The events of one direction of one connection of a capture (events.py), as one batch.
+
+    ``conn`` is the connection id of the report; ``direction`` ``"a2b"``/``"b2a"`` (or a
+    :class:`~tcpsack_analyze.events.Dir`). Raises :class:`~tcpsack_analyze.errors.CaptureError`
+    when nothing could be read and :class:`KeyError` when the capture has no such connection.
+    """
+    want = Dir.parse(direction)
+    parts: list[EventBatch] = []
+    seen = 0
+
+    def tap(batch: PacketBatch, touched: list[tuple[Connection, np.ndarray]]) -> None:
+        nonlocal seen
+        for c, _ in touched:
+            seen = max(seen, c.id + 1)
+            if c.id == conn:
+                parts.append(c.last_events[want])
+
+    _stream(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, tap)
+    if not 0 <= conn < seen:
+        raise KeyError(f"{path}: no connection {conn} (the capture has {seen})")
+    return EventBatch.concat(parts)
 
 
 def _flatten(name: str, value: object, row: dict[str, object]) -> None:
@@ -262,4 +315,4 @@ def _packet_columns(batch: PacketBatch, conn_of: np.ndarray, dir_of: np.ndarray)
     }
 
 
-__all__ = ["analyze", "Analysis", "format_addr"]
+__all__ = ["analyze", "events_of", "Analysis", "format_addr"]

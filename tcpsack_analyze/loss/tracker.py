@@ -76,11 +76,12 @@ from tcpsack_analyze.loss.records import (
     RecoveryEpisode,
     Retransmission,
 )
+from tcpsack_analyze.events import EventBatch, Placement, StreamFacts
 from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.rangeset import RangeSet
+from tcpsack_analyze.rtt import Rfc6298
 
-# placement of a data segment in the sequence space (set by the connection)
-NEW, REXMIT, FILL, GAP = 0, 1, 2, 3
+NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
 DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
 THIN_PACKETS = 4  # DOMAIN.md section 6
 MIN_TIMER_GAP_NS = 5_000_000  # a timer is told apart from ACK clocking by at least 5 ms
@@ -90,25 +91,6 @@ DSACK_RTTS = 8  # ...sent at most this many times the largest SRTT seen before i
 DSACK_MIN_HORIZON_NS = 200_000_000  # ...or 200 ms (Linux's minimum RTO), if longer...
 DSACK_NO_RTT_HORIZON_NS = 1_000_000_000  # ...or 1 s before any RTT sample
 _MASK32 = 0xFFFFFFFF
-
-
-@dataclass
-class RowView:
-    """One batch of one connection, a row per packet, as the tracker reads it."""
-
-    d_of: np.ndarray  # direction of each packet (0 a->b, 1 b->a)
-    ts: np.ndarray
-    index: np.ndarray  # record numbers
-    tsval: np.ndarray  # -1 without timestamps
-    tsecr: np.ndarray
-    start: np.ndarray  # payload [start, end) in its direction's sequence space
-    end: np.ndarray
-    code: np.ndarray  # NEW/REXMIT/FILL/GAP for data rows, -1 otherwise
-    ack: np.ndarray  # unwrapped ACK number in the peer's space, -1 without ACK
-    dup: np.ndarray  # a duplicate ACK (connection's definition, DOMAIN.md section 3)
-    dsack: np.ndarray  # first SACK block is a D-SACK
-    nsack: np.ndarray
-    sack: np.ndarray  # (n, 4, 2) unwrapped SACK edges (valid for the first nsack blocks)
 
 
 @dataclass
@@ -135,6 +117,7 @@ class Timing:
             return None
         return int(self.srtt_ns + max(1_000_000.0, 4 * self.rttvar_ns) + (self.turnaround_ns or 0))
 
+    _estimator: Rfc6298 = field(default_factory=Rfc6298)
     _queue_t: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     _queue_v: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
@@ -163,16 +146,12 @@ class Timing:
         does not depend on how the samples were grouped (batches, resends in between)."""
         m = int(samples.min())
         self.min_local_ns = m if self.min_local_ns is None else min(self.min_local_ns, m)
-        srtt, var, top = self.srtt_ns, self.rttvar_ns, self.srtt_max_ns
+        est, top = self._estimator, self.srtt_max_ns
         for r in samples.tolist():
-            if srtt is None or var is None:
-                srtt, var = float(r), r / 2.0
-            else:
-                var = 0.75 * var + 0.25 * abs(srtt - r)
-                srtt = 0.875 * srtt + 0.125 * r
-            if top is None or srtt > top:
-                top = srtt
-        self.srtt_ns, self.rttvar_ns, self.srtt_max_ns = srtt, var, top
+            est.update(r)
+            if top is None or est.srtt > top:  # type: ignore[operator]
+                top = est.srtt
+        self.srtt_ns, self.rttvar_ns, self.srtt_max_ns = est.srtt, est.rttvar, top
 
 
 class _Tx(NamedTuple):
@@ -315,34 +294,44 @@ class LossTracker:
         self._flight_last: tuple[int, int] | None = None  # (time, packets in flight) after the last row
 
     # ------------------------------------------------------------------ feed
-    def feed(self, v: RowView) -> None:
-        """Account one batch of the connection (rows in file order)."""
-        d = self.d
-        mine = v.d_of == d
-        data = mine & (v.code >= 0)
-        acks = ~mine & (v.ack >= 0)
+    def feed(self, v: EventBatch, *, now: int, facts: StreamFacts, rtt: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Account one batch of the direction's events.
+
+        ``now`` is the time of the connection's last packet in the batch (time with packets in
+        flight is counted up to it; records older than the D-SACK horizon before it move to the
+        tables); ``facts`` what the flow stage knows of the direction; ``rtt`` the batch's
+        data/ACK RTT samples (ACK times, samples) from :class:`~tcpsack_analyze.rtt.RttSampler`.
+        """
+        self.mss = facts.mss
+        self.seq_anchor = facts.seq_anchor
+        self.timing.turnaround_ns = facts.turnaround_ns
+        self.timing.seed(facts.receiver_turnaround_ns)  # capture point -> receiver -> back
+        if rtt is not None:
+            self.timing.add(*rtt)
+        data = v.is_data
+        acks = v.is_ack & (v.ack >= 0)  # an ACK below the space's origin acknowledges nothing seen
         if not (data.any() or acks.any()):
             return
-        first_tx = data & ((v.code == NEW) | (v.code == GAP))
-        pos_of_row = np.full(v.ts.size, -1, np.int64)
+        first_tx = data & ((v.placement == NEW) | (v.placement == GAP))
+        pos_of_row = np.full(len(v), -1, np.int64)
         tx_rows = np.nonzero(data)[0]
         pos_of_row[tx_rows] = self.tx_count + np.arange(tx_rows.size)
         self.tx_count += int(tx_rows.size)
         self._store_first(v, first_tx, pos_of_row)
-        flight = self._account_flight(v, first_tx, acks)
-        loud = (data & (v.code != NEW)) | (acks & (v.dup | (v.nsack > 0)))
+        flight = self._account_flight(v, first_tx, acks, now)
+        loud = (data & (v.placement != NEW)) | (acks & (v.dup | (v.nsack > 0)))
         self._walk(v, np.flatnonzero(loud), data, acks, pos_of_row, flight)
         self.timing.catch_up()
         self._prune()
-        self._settle(int(v.ts[-1]))
+        self._settle(now)
 
-    def _store_first(self, v: RowView, first_tx: np.ndarray, pos_of_row: np.ndarray) -> None:
+    def _store_first(self, v: EventBatch, first_tx: np.ndarray, pos_of_row: np.ndarray) -> None:
         if not first_tx.any():
             return
         self._o_pos = np.concatenate([self._o_pos, pos_of_row[first_tx]])
         self._o_start = np.concatenate([self._o_start, v.start[first_tx]])
         self._o_end = np.concatenate([self._o_end, v.end[first_tx]])
-        self._o_ts = np.concatenate([self._o_ts, v.ts[first_tx]])
+        self._o_ts = np.concatenate([self._o_ts, v.time_ns[first_tx]])
         self._o_index = np.concatenate([self._o_index, v.index[first_tx]])
         self._o_tsval = np.concatenate([self._o_tsval, v.tsval[first_tx]])
         self._o_total += int(first_tx.sum())
@@ -362,31 +351,31 @@ class LossTracker:
             self._o_dropped += keep_from
         self._prune_mark = self.snd_una
 
-    def _account_flight(self, v: RowView, first_tx: np.ndarray, acks: np.ndarray) -> np.ndarray:
+    def _account_flight(self, v: EventBatch, first_tx: np.ndarray, acks: np.ndarray, now: int) -> np.ndarray:
         """Time with packets in flight, and with at most ``thin_packets`` of them (DOMAIN.md 6).
 
         Packets in flight after each row: first transmissions sent so far minus those whose
         end the cumulative ACK has passed (resends are not counted again).
         """
-        n = v.ts.size
+        n = len(v)
         una0 = self.snd_una if self.snd_una is not None else -1
         una = np.maximum.accumulate(np.where(acks, v.ack, una0))
         sent = self._o_total - int(first_tx.sum()) + np.cumsum(first_tx)
         acked = self._o_dropped + np.searchsorted(self._o_end, una, side="right")
         flight = np.maximum(sent - acked, 0)
-        t = v.ts
-        prev_t = np.empty(n, np.int64)
-        prev_f = np.empty(n, np.int64)
+        t = np.append(v.time_ns, now)  # up to the connection's last packet of the batch
+        prev_t = np.empty(n + 1, np.int64)
+        prev_f = np.empty(n + 1, np.int64)
         if self._flight_last is None:
             prev_t[0], prev_f[0] = t[0], 0
         else:
             prev_t[0], prev_f[0] = self._flight_last
         prev_t[1:] = t[:-1]
-        prev_f[1:] = flight[:-1]
+        prev_f[1:] = flight
         dt = t - prev_t
         self.busy_ns += int(dt[prev_f > 0].sum())
         self.thin_ns += int(dt[(prev_f > 0) & (prev_f <= self.thin_packets)].sum())
-        self._flight_last = (int(t[-1]), int(flight[-1]))
+        self._flight_last = (now, int(flight[-1]))
         return flight
 
     @property
@@ -394,9 +383,9 @@ class LossTracker:
         """Something is open that a quiet row could change: an episode, uncovered resends."""
         return self.episode is not None or bool(self._pending) or bool(self._open)
 
-    def _walk(self, v: RowView, loud: np.ndarray, data: np.ndarray, acks: np.ndarray, pos_of_row: np.ndarray, flight: np.ndarray) -> None:
+    def _walk(self, v: EventBatch, loud: np.ndarray, data: np.ndarray, acks: np.ndarray, pos_of_row: np.ndarray, flight: np.ndarray) -> None:
         """Quiet stretches in numpy; loud rows, and every row while something is open, in Python."""
-        n = v.ts.size
+        n = len(v)
         i = 0
         cols: tuple[list, ...] | None = None
         while i < n:
@@ -408,28 +397,28 @@ class LossTracker:
                     continue
             if cols is None:
                 cols = (
-                    v.ts.tolist(), v.index.tolist(), v.tsval.tolist(), v.tsecr.tolist(), v.start.tolist(), v.end.tolist(),
-                    v.code.tolist(), v.ack.tolist(), v.dup.tolist(), v.dsack.tolist(), v.nsack.tolist(), data.tolist(),
+                    v.time_ns.tolist(), v.index.tolist(), v.tsval.tolist(), v.tsecr.tolist(), v.start.tolist(), v.end.tolist(),
+                    v.placement.tolist(), v.ack.tolist(), v.dup.tolist(), v.dsack.tolist(), v.nsack.tolist(), data.tolist(),
                     acks.tolist(), pos_of_row.tolist(), flight.tolist(),
                 )
             i = self._loud(v, i, cols)
 
-    def _quiet(self, v: RowView, lo: int, hi: int, data: np.ndarray, acks: np.ndarray) -> None:
+    def _quiet(self, v: EventBatch, lo: int, hi: int, data: np.ndarray, acks: np.ndarray) -> None:
         """Rows ``[lo, hi)`` with nothing to judge: move the scalars."""
         dm = data[lo:hi]
         am = acks[lo:hi]
         if dm.any():
             self.snd_max = max(self.snd_max, int(v.end[lo:hi][dm].max()))
-            self.last_send_ns = int(v.ts[lo:hi][dm][-1])
+            self.last_send_ns = int(v.time_ns[lo:hi][dm][-1])
             self._tlp_armed = True
         if am.any():
-            t_last = int(v.ts[lo:hi][am][-1])
+            t_last = int(v.time_ns[lo:hi][am][-1])
             a = int(v.ack[lo:hi][am].max())
             if self.snd_una is None or a > self.snd_una:
                 self._advance(a, t_last, -1)
             self.last_ack_ns = t_last
 
-    def _loud(self, v: RowView, i: int, cols: tuple[list, ...]) -> int:
+    def _loud(self, v: EventBatch, i: int, cols: tuple[list, ...]) -> int:
         """Rows from ``i`` one by one until nothing is open any more; returns the next row."""
         ts, idx, tsval, tsecr, start, end, code, ack, dup, dsack, nsack, is_data, is_ack, pos, inflight = cols
         n = len(ts)

@@ -155,7 +155,7 @@ def direction_report(
     peer: Direction = conn.dirs[1 - d]
     throughput = st.unique_bytes / duration_s if duration_s > 0 else None
     scale_used = conn.window_scale_in_use()
-    rtt = Summary.of(st.rtt_samples.array(), 1e-6)
+    rtt = Summary.of(st.rtt.samples.array(), 1e-6)
     win_min, win_max, win_mean = conn.window_stats(d)
     return DirectionReport(
         name="a2b" if d == 0 else "b2a",
@@ -195,7 +195,7 @@ def direction_report(
         mean_segment=st.data_bytes / st.data_packets if st.data_packets else None,
         oversize_segments=st.oversize_segments,
         rtt_ms=rtt,
-        rtt_ts_ms=Summary.of(st.ts_rtt_samples.array(), 1e-6),
+        rtt_ts_ms=Summary.of(st.rtt.ts_samples.array(), 1e-6),
         throughput_Bps=throughput,
         first_packet=_secs(st.first_ns),
         last_packet=_secs(st.last_ns),
@@ -220,7 +220,7 @@ def connection_report(
     first = min(x for x in (a.first_ns, b.first_ns) if x is not None)
     last = max(x for x in (a.last_ns, b.last_ns) if x is not None)
     duration = (last - first) / 1e9
-    min_ab, min_ba = a.rtt_samples.min(), b.rtt_samples.min()
+    min_ab, min_ba = a.rtt.samples.min(), b.rtt.samples.min()
     view = vantage.infer(
         conn.syn_ts,
         conn.synack_ts,
