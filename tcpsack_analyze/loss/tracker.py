@@ -78,7 +78,7 @@ from tcpsack_analyze.loss.records import (
 )
 from tcpsack_analyze.events import EventBatch, Placement, StreamFacts
 from tcpsack_analyze.loss.table import RecordTable
-from tcpsack_analyze.rangeset import RangeSet
+from tcpsack_analyze.scoreboard import Scoreboard
 from tcpsack_analyze.rtt import Rfc6298
 
 NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
@@ -265,7 +265,10 @@ class LossTracker:
         self.dup_run = 0
         self.last_ack_ns: int | None = None
         self.last_send_ns: int | None = None
-        self.sacked = RangeSet()
+        # the receiver's cumulative ACK and SACK blocks, kept as the sender keeps them (RFC 6675
+        # section 3 Update()); only its SACK bookkeeping and IsLost are read here (no sends are
+        # entered: the sender's recovery is what this tracker infers, not what it assumes)
+        self.board = Scoreboard(1, DUP_THRESH)
         self._last_blocks: list[list[int]] = []  # SACK blocks of the previous ACK
         self.holes: dict[int, tuple[int, int, int]] = {}  # gap start -> (end, opened ns, TSval above)
         # findings: objects while they can change, then rows of the tables (module docstring)
@@ -452,7 +455,7 @@ class LossTracker:
         self.dup_run = 0
         self._rto_run = 0
         self._tlp_armed = True
-        self.sacked.remove_below(a)
+        self.board.on_ack(a, (), t)
         if self._pending:
             covered = [p for p in self._pending if p[0].end <= a]
             if covered:
@@ -513,16 +516,16 @@ class LossTracker:
             if dsack:
                 self._on_dsack(blocks[0][0], blocks[0][1], t)
                 first = 1
-            for blk in blocks[first:]:
-                lo, hi = blk
-                if hi > una and blk not in self._last_blocks:  # receivers repeat most blocks
-                    self.sacked.add(max(lo, una), hi)
+            # receivers repeat most blocks: only those not in the previous ACK can add anything
+            new = [(lo, hi) for lo, hi in blocks[first:] if hi > una and [lo, hi] not in self._last_blocks]
+            if new:
+                self.board.on_ack(una, new, t)
             self._last_blocks = blocks
             # holes below the highest SACK are reported missing
-            top = self.sacked.high
+            top = self.board.high_sack
             if top is not None:
                 for sg in self._open:
-                    if not sg.reported_missing and una <= sg.start < top and self.sacked.overlap(sg.start, sg.end) < sg.end - sg.start:
+                    if not sg.reported_missing and una <= sg.start < top and self.board.sacked_within(sg.start, sg.end) < sg.end - sg.start:
                         sg.reported_missing = True
         self.last_ack_ns = t
 
@@ -604,10 +607,10 @@ class LossTracker:
         since_ack = None if self.last_ack_ns is None else t - self.last_ack_ns
         last = max((x for x in (self.last_ack_ns, self.last_send_ns, prev_ns) if x is not None), default=t)
         silence = t - last
-        sacked_bytes = self.sacked.overlap(s, 1 << 62)
-        mss = self.mss or max(e - s, 1)
-        sacked_segs = math.ceil(sacked_bytes / mss)
-        is_lost = sacked_bytes > (DUP_THRESH - 1) * mss or len(self.sacked.intersecting(s, 1 << 62)) >= DUP_THRESH
+        sacked_bytes = self.board.sacked_within(s, self.board.high_sack or s)
+        self.board.smss = self.mss or max(e - s, 1)
+        sacked_segs = math.ceil(sacked_bytes / self.board.smss)
+        is_lost = self.board.is_lost(s)
         highest = e >= self.snd_max
         head = s <= una
         rtd = None if prev_ns is None else t - prev_ns
