@@ -19,6 +19,27 @@ def signed_diff(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray | int:
     return ((a - b + HALF) % MOD) - HALF  # type: ignore[operator]
 
 
+def wire_add(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray | int:
+    """``a + b`` as the 32-bit number on the wire (``b`` may be negative, or a relative offset)."""
+    return (a + b) % MOD  # type: ignore[operator]
+
+
+def wire_sub(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray | int:
+    """How far ``a`` lies ahead of ``b`` in 32-bit sequence space: ``a - b`` modulo 2**32, in
+    [0, 2**32)."""
+    return (a - b) % MOD  # type: ignore[operator]
+
+
+def offset_range(start: int, length: int, base: int) -> tuple[int, int] | None:
+    """The part at or above ``base`` of the wire range ``[start, start + length)``, as offsets
+    from ``base`` (``None`` when it lies wholly below ``base``); sequence space wraps."""
+    off = int(wire_sub(start, base))
+    if off < HALF:
+        return off, off + length
+    end = int(wire_add(off, length))
+    return (0, end) if end < HALF else None
+
+
 class Unwrapper:
     """Unwraps one stream of 32-bit values, carrying its state across batches."""
 

@@ -52,6 +52,7 @@ from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
 from tcpsack_analyze.reader.decode import ACK, FIN, RST, SYN
 from tcpsack_analyze.report.model import ConnectionReport
+from tcpsack_analyze.seqspace import signed_diff, wire_add, wire_sub
 
 if TYPE_CHECKING:
     from tcpsack_analyze.analysis import Analysis
@@ -61,13 +62,6 @@ MAX_ROWS = 60  # rows of a region before the rest is elided
 AROUND = 3  # once eliding: rows kept before and after each retransmission and the covering ACK (DupThresh dupACKs)
 SPURIOUS = "spurious"  # --trigger value: any retransmission of the incident later shown unnecessary
 TRIGGER_CHOICES = (*TRIGGERS, SPURIOUS)
-_MASK32 = 0xFFFFFFFF
-_HALF = 1 << 31
-
-
-def _signed(a: int, b: int) -> int:
-    """``a - b`` modulo 2**32 as a signed number."""
-    return ((a - b + _HALF) & _MASK32) - _HALF
 
 
 # --------------------------------------------------------------------------- the result
@@ -325,13 +319,13 @@ class _Open:
     def _rel_own(self, raw: int) -> int:
         """A number of the incident's sequence space, relative to its ISN."""
         inc = self.w.incident
-        return inc.start + _signed(raw, inc.seq)
+        return inc.start + signed_diff(raw, inc.seq)
 
     def _rel(self, raw: int, space: int) -> int | None:
         if space == self.sender_side:
             return self._rel_own(raw)
         anchor = self.anchors[space]
-        return None if anchor is None else (raw - anchor) & _MASK32
+        return None if anchor is None else int(wire_sub(raw, anchor))
 
     def row(self, p: _Pkt, mark: str | None = None, nth: int | None = None) -> RegionRow:
         other = 1 - p.side
@@ -418,21 +412,21 @@ class _Flow:
             self.anchor[s] = p.seq
         if f & ACK:
             if self.anchor[o] is None:
-                self.anchor[o] = (p.ack - 1) & _MASK32
+                self.anchor[o] = int(wire_add(p.ack, -1))
             pure = p.paylen == 0 and not f & (SYN | FIN | RST)
             peer_max = self.snd_max[o]
-            if pure and self.last_ack[s] == p.ack and peer_max is not None and _signed(peer_max, p.ack) > 0:
+            if pure and self.last_ack[s] == p.ack and peer_max is not None and signed_diff(peer_max, p.ack) > 0:
                 p.dup = self.last_win[s] == p.win or (bool(p.sack) and not self._dsack(p))
             self.last_ack[s], self.last_win[s] = p.ack, p.win
-        end = (p.seq + p.paylen + (1 if f & SYN else 0) + (1 if f & FIN else 0)) & _MASK32
+        end = int(wire_add(p.seq, p.paylen + (1 if f & SYN else 0) + (1 if f & FIN else 0)))
         top = self.snd_max[s]
-        if top is None or _signed(end, top) > 0:
+        if top is None or signed_diff(end, top) > 0:
             self.snd_max[s] = end
 
     @staticmethod
     def _dsack(p: _Pkt) -> bool:
         """The D-SACK rule of :mod:`~tcpsack_analyze.acks`, on edges taken relative to the ACK."""
-        edges = [_signed(e, p.ack) for blk in p.sack[:2] for e in blk]
+        edges = [signed_diff(e, p.ack) for blk in p.sack[:2] for e in blk]
         return bool(dsack_first_block(0, len(p.sack), *edges, *([0, 0] if len(p.sack) < 2 else [])))
 
     # -- state, many packets at once (no region open, none starting)
@@ -448,7 +442,7 @@ class _Flow:
             if self.anchor[s] is None:  # the first of: a sequence number of s, an ACK number for s
                 own = np.flatnonzero(side == s)[:1].tolist()
                 acks = np.flatnonzero((side != s) & has_ack)[:1].tolist()
-                firsts = [(p, int(batch.seq[rows[p]])) for p in own] + [(p, (int(batch.ack[rows[p]]) - 1) & _MASK32) for p in acks]
+                firsts = [(p, int(batch.seq[rows[p]])) for p in own] + [(p, int(wire_add(int(batch.ack[rows[p]]), -1))) for p in acks]
                 if firsts:
                     self.anchor[s] = min(firsts)[1]
         for s in (0, 1):
@@ -456,11 +450,11 @@ class _Flow:
             if not mine.any():
                 continue
             r = rows[mine]
-            ends = (batch.seq[r] + batch.paylen[r] + ((batch.flags[r] & FIN) > 0)) & _MASK32
+            ends = wire_add(batch.seq[r], batch.paylen[r] + ((batch.flags[r] & FIN) > 0))
             known = self.snd_max[s]
             top = known if known is not None else int(ends[0])
-            ahead = int(((ends - top + _HALF) & _MASK32).max()) - _HALF
-            self.snd_max[s] = (top + max(ahead, 0)) & _MASK32
+            ahead = int(signed_diff(ends, top).max())  # type: ignore[union-attr]
+            self.snd_max[s] = int(wire_add(top, max(ahead, 0)))
             acked = r[(batch.flags[r] & ACK) > 0]
             if acked.size:
                 self.last_ack[s] = int(batch.ack[acked[-1]])

@@ -79,6 +79,7 @@ from tcpsack_analyze.loss.records import (
 from tcpsack_analyze.events import EventBatch, Placement, StreamFacts
 from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.scoreboard import Scoreboard
+from tcpsack_analyze.seqspace import wire_add
 from tcpsack_analyze.rtt import Rfc6298
 
 NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
@@ -90,7 +91,6 @@ DSACK_WINDOW = 512  # a D-SACK is matched against the latest this many resends..
 DSACK_RTTS = 8  # ...sent at most this many times the largest SRTT seen before it...
 DSACK_MIN_HORIZON_NS = 200_000_000  # ...or 200 ms (Linux's minimum RTO), if longer...
 DSACK_NO_RTT_HORIZON_NS = 1_000_000_000  # ...or 1 s before any RTT sample
-_MASK32 = 0xFFFFFFFF
 
 
 @dataclass
@@ -591,7 +591,7 @@ class LossTracker:
         self._open.append(seg)
 
     def _seq32(self, rel: int) -> int:
-        return (self.seq_anchor + rel) & _MASK32
+        return int(wire_add(self.seq_anchor, rel))
 
     def _on_rexmit(self, s: int, e: int, t: int, index: int, tsval: int, pos: int, flight: int) -> None:
         segs = self._segs_of(s, e)
