@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -160,12 +160,12 @@ def analyze(
         pkt_parts.append(_packet_columns(batch, conn_of, dir_of))
 
     live, tcp_packets = _stream(path, status, filter, chunk_bytes, reuse_silence_s, keep_packets if packets else None)
-    per_conn = {c.id: tuple(c.loss_results()) for c in live}  # type: ignore[attr-defined]
+    per_conn = {c.id: tuple(c.loss_results()) for c in live}
     loss = {(cid, r.name): r for cid, pair in per_conn.items() for r in pair}
     fits = fit_gilbert_elliott_all([r.lost_flags for r in loss.values()])
     fit_of = dict(zip(loss, fits))
     conns = [
-        connection_report(c, per_conn[c.id], (fit_of[c.id, "a2b"], fit_of[c.id, "b2a"]))  # type: ignore[attr-defined, arg-type]
+        connection_report(c, per_conn[c.id], (fit_of[c.id, Dir.A2B.label], fit_of[c.id, Dir.B2A.label]))  # type: ignore[arg-type]
         for c in live
     ]
     totals = combine(
@@ -179,7 +179,7 @@ def analyze(
         import pandas as pd
 
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
-    starts = {c.id: min(d.first_ns for d in c.dirs if d.first_ns is not None) for c in live}  # type: ignore[attr-defined]
+    starts = {c.id: min(d.first_ns for d in c.dirs if d.first_ns is not None) for c in live}
     return Analysis(report, table_df, loss, starts)
 
 
@@ -194,23 +194,23 @@ def _stream(path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, re
     batch only holds later records. ``tap(batch, [(connection, rows), ...])`` sees each batch
     after its connections consumed it (the events they emitted are in ``last_events``).
     """
-    table = FlowTable(Connection, reuse_silence_s)
+    table: FlowTable[Connection] = FlowTable(Connection, reuse_silence_s)
     tcp_packets = 0
     numbered = 0
     for batch in read_capture(path, status, bpf, chunk_bytes):
         tcp_packets += len(batch)
         touched: list[tuple[Connection, np.ndarray]] = []
         for conn, rows in table.split(batch):
-            conn.consume(batch, rows)  # type: ignore[attr-defined]
-            touched.append((conn, rows))  # type: ignore[arg-type]
-        new = sorted(table.connections[numbered:], key=lambda c: c.first_index)  # type: ignore[attr-defined]
+            conn.consume(batch, rows)
+            touched.append((conn, rows))
+        new = sorted(table.connections[numbered:], key=lambda c: c.first_index)
         for k, conn in enumerate(new):
-            conn.id = numbered + k  # type: ignore[attr-defined]
+            conn.id = numbered + k
         numbered += len(new)
         if tap is not None:
             tap(batch, touched)
         del batch, touched  # see read_capture: freed before the next chunk is decoded
-    return sorted(table.connections, key=lambda c: c.id), tcp_packets  # type: ignore[attr-defined]
+    return sorted(table.connections, key=lambda c: c.id), tcp_packets
 
 
 def events_of(

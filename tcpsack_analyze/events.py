@@ -180,16 +180,16 @@ class EventBatch:
 
     @property
     def is_send(self) -> np.ndarray:
-        return self.kind == Kind.SEND
+        return np.asarray(self.kind == Kind.SEND)
 
     @property
     def is_ack(self) -> np.ndarray:
-        return self.kind == Kind.ACK
+        return np.asarray(self.kind == Kind.ACK)
 
     @property
     def is_data(self) -> np.ndarray:
         """Sends whose payload the loss rules read: placed, not a probe, not a bare SYN/FIN."""
-        return (self.kind == Kind.SEND) & (self.placement >= Placement.NEW) & (self.placement != Placement.PROBE)
+        return np.asarray((self.kind == Kind.SEND) & (self.placement >= Placement.NEW) & (self.placement != Placement.PROBE))
 
     def event(self, i: int) -> Event:
         """The ``i``-th event as a frozen per-event view."""

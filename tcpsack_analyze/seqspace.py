@@ -8,26 +8,32 @@ common anchor: the ISN when the SYN was seen, else the first value seen in eithe
 """
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 
 MOD = 1 << 32
 HALF = 1 << 31
 
 
-def signed_diff(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray | int:
+# a sequence number or an array of them; the result has the type of the first argument
+Seq = TypeVar("Seq", int, np.ndarray)
+
+
+def signed_diff(a: Seq, b: Seq | int) -> Seq:
     """``a - b`` modulo 2**32, as a signed number in [-2**31, 2**31)."""
-    return ((a - b + HALF) % MOD) - HALF  # type: ignore[operator]
+    return ((a - b + HALF) % MOD) - HALF
 
 
-def wire_add(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray | int:
+def wire_add(a: Seq, b: Seq | int) -> Seq:
     """``a + b`` as the 32-bit number on the wire (``b`` may be negative, or a relative offset)."""
-    return (a + b) % MOD  # type: ignore[operator]
+    return (a + b) % MOD
 
 
-def wire_sub(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray | int:
+def wire_sub(a: Seq, b: Seq | int) -> Seq:
     """How far ``a`` lies ahead of ``b`` in 32-bit sequence space: ``a - b`` modulo 2**32, in
     [0, 2**32)."""
-    return (a - b) % MOD  # type: ignore[operator]
+    return (a - b) % MOD
 
 
 def offset_range(start: int, length: int, base: int) -> tuple[int, int] | None:
@@ -106,4 +112,4 @@ class SeqSpace:
     @staticmethod
     def unwrap_near(raw: np.ndarray, ref_raw: np.ndarray, ref_abs: np.ndarray) -> np.ndarray:
         """Unwrap values known to lie within 2**31 of a reference (SACK edges near the ACK)."""
-        return ref_abs + signed_diff(raw, ref_raw)
+        return np.asarray(ref_abs + signed_diff(raw, ref_raw))

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from tcpsack_analyze.lab.alignment import SegmentIndex, alignment_stats
-from tcpsack_analyze.seqspace import wire_sub
 from tcpsack_analyze.lab.droplog import Drop
 from tcpsack_analyze.lab.topology import LabError
 from tcpsack_analyze.lab.tracing import CA_STATES, ClockOffset, Retransmit, TraceEvents
 from tcpsack_analyze.lab.wire import flags_text
+from tcpsack_analyze.seqspace import wire_sub
 from tcpsack_analyze.truth import CaStateChange, Flow, Retransmission
 
 __all__ = ["Assembled", "assemble", "classify", "summary_line"]

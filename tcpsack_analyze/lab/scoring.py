@@ -58,6 +58,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from tcpsack_analyze.events import Dir
 from tcpsack_analyze.lab.droplog import DOWNSTREAM, UPSTREAM, Drop
 from tcpsack_analyze.loss import patterns
 from tcpsack_analyze.loss import records as rec
@@ -144,9 +145,9 @@ def flow_map(connections: Iterable[Any], truth: Truth) -> dict[tuple[int, str], 
     out: dict[tuple[int, str], int] = {}
     for c in connections:
         if (c.a_port, c.b_port) in by_ports:
-            out[(c.id, "a2b")] = by_ports[(c.a_port, c.b_port)]
+            out[(c.id, Dir.A2B.label)] = by_ports[(c.a_port, c.b_port)]
         elif (c.b_port, c.a_port) in by_ports:
-            out[(c.id, "b2a")] = by_ports[(c.b_port, c.a_port)]
+            out[(c.id, Dir.B2A.label)] = by_ports[(c.b_port, c.a_port)]
     return out
 
 
@@ -155,7 +156,7 @@ def sender_transmissions(packets: Any, flows: FlowMap) -> dict[int, list[Transmi
     out: dict[int, list[Transmission]] = defaultdict(list)
     data = packets[packets["len"] > 0]
     for t, conn, d, seq, n, index in zip(data["time"], data["conn"], data["dir"], data["seq"], data["len"], data["index"]):
-        flow = flows.get((int(conn), "a2b" if int(d) == 0 else "b2a"))
+        flow = flows.get((int(conn), Dir(int(d)).label))
         if flow is not None:
             out[flow].append(Transmission(float(t), int(seq), int(n), int(index)))
     for segs in out.values():

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tcpsack_analyze.acks import dsack_first_block
+from tcpsack_analyze.events import Dir
 from tcpsack_analyze.loss.records import TRIGGERS, UPSTREAM, Fill, LossIncident, Retransmission
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
@@ -453,7 +454,7 @@ class _Flow:
             ends = wire_add(batch.seq[r], batch.paylen[r] + ((batch.flags[r] & FIN) > 0))
             known = self.snd_max[s]
             top = known if known is not None else int(ends[0])
-            ahead = int(signed_diff(ends, top).max())  # type: ignore[union-attr]
+            ahead = int(signed_diff(ends, top).max())
             self.snd_max[s] = int(wire_add(top, max(ahead, 0)))
             acked = r[(batch.flags[r] & ACK) > 0]
             if acked.size:
@@ -557,7 +558,7 @@ def collect_regions(
             flows[a + b] = (flow, 0)
             flows[b + a] = (flow, 1) if a != b else (flow, 0)
         flow = flows[a + b][0]
-        sender = a if w.incident.direction == "a2b" else b
+        sender = a if Dir.parse(w.incident.direction) is Dir.A2B else b
         regions.append(_Open(w, 0 if sender == flow.side0 else 1, context, max_rows, rexmits.get(c.id, set())))
     for reg in sorted(regions, key=lambda r: (r.start_index or 0, r.w.incident.first_ns)):
         flow = flows[_endpoint(reg.w.conn.a_addr, reg.w.conn.a_port) + _endpoint(reg.w.conn.b_addr, reg.w.conn.b_port)][0]
@@ -603,7 +604,7 @@ def _finish(reg: _Open) -> Region:
     c = w.conn
     start_ns = reg.conn_start_ns
     sender, receiver = (c.a_addr, c.a_port), (c.b_addr, c.b_port)
-    if inc.direction == "b2a":
+    if Dir.parse(inc.direction) is Dir.B2A:
         sender, receiver = receiver, sender
     resends = []
     if w.fill is not None:
@@ -682,7 +683,8 @@ def region_text(reg: Region) -> str:
     unseen = reg.first_index is None or reg.first_index == first
     lost = reg.where if reg.lost else "nowhere (all resends spurious)"
     out = [
-        f"Connection {reg.conn} ({reg.sender} -> {reg.receiver}), {reg.direction} bytes {reg.start}-{reg.end} (seq {reg.seq}, {reg.end - reg.start} bytes), lost {lost}",
+        f"Connection {reg.conn} ({reg.sender} -> {reg.receiver}), {reg.direction} bytes {reg.start}-{reg.end} "
+        f"(seq {reg.seq}, {reg.end - reg.start} bytes), lost {lost}",
         f"Retransmission region for packet {first}{' (original transmission not seen here)' if unseen else ''}",
         f"{'index':>8} {'t ms':>12} dir mark",
     ]

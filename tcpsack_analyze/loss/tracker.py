@@ -57,6 +57,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tcpsack_analyze.events import Dir, EventBatch, Placement, StreamFacts
 from tcpsack_analyze.loss.records import (
     AMBIGUOUS,
     DOWNSTREAM,
@@ -76,11 +77,10 @@ from tcpsack_analyze.loss.records import (
     RecoveryEpisode,
     Retransmission,
 )
-from tcpsack_analyze.events import EventBatch, Placement, StreamFacts
 from tcpsack_analyze.loss.table import RecordTable
+from tcpsack_analyze.rtt import Rfc6298
 from tcpsack_analyze.scoreboard import Scoreboard
 from tcpsack_analyze.seqspace import wire_add
-from tcpsack_analyze.rtt import Rfc6298
 
 NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
 DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
@@ -211,7 +211,7 @@ class LossResult:
     sums reads the columns (``table.column(name)``, ``table.ints(name)``).
     """
 
-    name: str  # "a2b" or "b2a"
+    name: str  # Dir.label: "a2b" or "b2a"
     retransmission_table: RecordTable[Retransmission]  # in the order sent
     fill_table: RecordTable[Fill]  # in the order seen
     episode_table: RecordTable[RecoveryEpisode]  # by id
@@ -244,7 +244,7 @@ class LossTracker:
 
     def __init__(self, d: int, thin_packets: int = THIN_PACKETS) -> None:
         self.d = d
-        self.name = "a2b" if d == 0 else "b2a"
+        self.name = Dir(d).label
         self.thin_packets = thin_packets
         self.timing = Timing()
         self.mss = 0

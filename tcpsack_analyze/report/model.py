@@ -11,10 +11,9 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from tcpsack_analyze import vantage
 from tcpsack_analyze.connection import Connection, Direction
+from tcpsack_analyze.events import Dir
 from tcpsack_analyze.loss.patterns import GilbertElliott
 from tcpsack_analyze.loss.summary import LossSummary, LossTotals, summarize
 from tcpsack_analyze.loss.tracker import LossResult
@@ -28,7 +27,7 @@ SCHEMA_VERSION = 2  # 2: loss sections (DirectionReport.loss, CaptureReport.loss
 class DirectionReport:
     """One direction of a connection: what its sender sent and what its receiver's ACKs said."""
 
-    name: str  # "a2b" or "b2a"
+    name: str  # Dir.label: "a2b" or "b2a"
     total_packets: int
     ack_packets: int
     pure_acks: int
@@ -158,7 +157,7 @@ def direction_report(
     rtt = Summary.of(st.rtt.samples.array(), 1e-6)
     win_min, win_max, win_mean = conn.window_stats(d)
     return DirectionReport(
-        name="a2b" if d == 0 else "b2a",
+        name=Dir(d).label,
         total_packets=st.packets,
         ack_packets=st.ack_packets,
         pure_acks=st.pure_acks,
@@ -204,7 +203,10 @@ def direction_report(
         snd_max=st.snd_max,
         isn_seen=st.syn_seen,
         vantage=view.for_direction(d),
-        loss=summarize(loss, throughput_Bps=throughput, mss=peer.mss or st.max_seg or None, data_packets=st.data_packets, peer_acks=peer.ack_packets, gilbert_elliott=fit),
+        loss=summarize(
+            loss, throughput_Bps=throughput, mss=peer.mss or st.max_seg or None, data_packets=st.data_packets,
+            peer_acks=peer.ack_packets, gilbert_elliott=fit,
+        ),
     )
 
 
