@@ -77,6 +77,7 @@ from tcpsack_analyze.loss.records import (
     RecoveryEpisode,
     Retransmission,
 )
+from tcpsack_analyze.loss.states import CaState, Event, Trigger, episode_state, transition
 from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.rtt import Rfc6298
 from tcpsack_analyze.scoreboard import Scoreboard
@@ -466,11 +467,17 @@ class LossTracker:
                 if sg.end <= a:
                     sg.covered_ns = t
             self._open = [sg for sg in self._open if sg.end > a]
+        if self.episode is not None and a >= self.episode.recovery_point:
+            self._end_episode(Event.FULL_ACK, t)
+
+    def _end_episode(self, what: Trigger | Event, t: int | None) -> None:
+        """The open episode ends as :data:`~tcpsack_analyze.loss.states.TRANSITIONS` says."""
         ep = self.episode
-        if ep is not None and a >= ep.recovery_point:
-            ep.end_ns = t
-            ep.ended = "full_ack"
-            self.episode = None
+        assert ep is not None
+        _, ended = transition(episode_state(ep.trigger), what)
+        assert ended is not None
+        ep.end_ns, ep.ended = t, ended
+        self.episode = None
 
     def _covered(self, covered: list[tuple[Retransmission, list[_Seg]]], t: int, tsecr: int) -> None:
         """Resends whose end the ACK at ``t`` covered for the first time (in send order)."""
@@ -494,8 +501,7 @@ class LossTracker:
         ep = self.episodes[r.episode - len(self._episode_table)]
         ep.spurious += 1
         if ep is self.episode and ep.start_index == r.index:
-            ep.end_ns, ep.ended = r.covered_ns, "undone"
-            self.episode = None
+            self._end_episode(Event.UNDONE, r.covered_ns)
 
     def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list, tsecr: int) -> None:
         una = self.snd_una
@@ -618,14 +624,17 @@ class LossTracker:
         ep = self.episode
         if trigger == RTO:
             self._rto_run += 1
-            if ep is not None and ep.trigger == RTO and self._rto_run > 1:
-                ep.recovery_point = self.snd_max  # backoff: the same timeout episode goes on
-            elif ep is not None:
-                ep.end_ns, ep.ended = t, "rto"
-                ep = None
         elif trigger == TLP:
             self._tlp_armed = False
-        if ep is None and trigger in (FAST, EARLY, RTO):
+        backoff = trigger == RTO and ep is not None and ep.trigger == RTO and self._rto_run > 1
+        state, ended = transition(episode_state(None if ep is None else ep.trigger), Event.BACKOFF if backoff else Trigger(trigger))
+        if backoff:
+            assert ep is not None
+            ep.recovery_point = self.snd_max  # the same timeout episode goes on
+        if ended is not None:
+            self._end_episode(Trigger(trigger), t)
+            ep = None
+        if ep is None and state is not CaState.OPEN:
             ep = RecoveryEpisode(-1, self.name, len(self._episode_table) + len(self.episodes), trigger, t, index, self.snd_max)
             self.episodes.append(ep)
             self.episode = ep
@@ -821,8 +830,7 @@ class LossTracker:
         """Close what is open, settle every record and return the tables (DOMAIN.md s. 5, 7)."""
         self.timing.catch_up()
         if self.episode is not None:
-            self.episode.ended = "end_of_capture"
-            self.episode = None
+            self._end_episode(Event.END, self.episode.end_ns)
         self._settle()
         incidents, lost = self._incident_table, self._lost_table
         # incidents and lost transmissions by start; segments settled in the order they closed
