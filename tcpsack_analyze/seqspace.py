@@ -92,11 +92,36 @@ class SeqSpace:
         if self.anchor is None:
             self.anchor = raw
 
+    def anchor_at_syn(self, isn: int, data_seen: bool) -> bool:
+        """The SYN was seen: its ISN is relative 0 (domain.md section 2). A space anchored
+        before it (by a stray segment or an ACK number of an earlier attempt) starts again at
+        the ISN, unless data was already placed in it (then the numbers already reported stay
+        valid). Returns whether an earlier origin was given up."""
+        moved = self.anchor is not None and self.anchor != isn and not data_seen
+        if self.anchor is None or moved:
+            self.anchor = isn
+            self.seqs = Unwrapper()
+            self.acks = Unwrapper()
+        return moved
+
     def _start(self, stream: Unwrapper, first_raw: int) -> None:
         assert self.anchor is not None
         stream.start(first_raw, int(signed_diff(first_raw, self.anchor)))
 
-    def unwrap_seqs(self, raw: np.ndarray) -> np.ndarray:
+    def unwrap_seqs(self, raw: np.ndarray, follow: np.ndarray | None = None) -> np.ndarray:
+        """Unwrapped sequence numbers of ``raw`` (in stream order). Rows where ``follow`` is
+        False are unwrapped near the stream's latest value without moving it along."""
+        if follow is not None and not follow.all():
+            out = np.empty(raw.shape, np.int64)
+            if follow.any():
+                out[follow] = self.unwrap_seqs(raw[follow])
+            if not self.seqs.started:
+                self.ensure_anchor(int(raw[~follow][0]))
+                assert self.anchor is not None
+                self._start(self.seqs, self.anchor)
+            assert self.seqs.last_raw is not None
+            out[~follow] = self.seqs.last_abs + signed_diff(raw[~follow], self.seqs.last_raw)
+            return out
         if raw.size and not self.seqs.started:
             self.ensure_anchor(int(raw[0]))
             self._start(self.seqs, int(raw[0]))
