@@ -159,14 +159,14 @@ def analyze(
                 conn_of[rows] = conn.id
                 dir_of[rows] = conn._direction_of(batch, rows)
             pkt_parts.append(_packet_columns(batch, conn_of, dir_of))
-    live, status, tcp_packets = pipe.connections, pipe.status, pipe.tcp_packets
-    per_conn = {c.id: tuple(c.loss_results()) for c in live}
-    loss = {(cid, r.name): r for cid, pair in per_conn.items() for r in pair}
+    results = [c.finish() for c in pipe.connections]
+    status, tcp_packets = pipe.status, pipe.tcp_packets
+    loss = {(res.id, r.name): r for res in results for r in res.loss}
     fits = fit_gilbert_elliott_all([r.lost_flags for r in loss.values()])
     fit_of = dict(zip(loss, fits))
     conns = [
-        connection_report(c, per_conn[c.id], (fit_of[c.id, Dir.A2B.label], fit_of[c.id, Dir.B2A.label]))  # type: ignore[arg-type]
-        for c in live
+        connection_report(res, (fit_of[res.id, Dir.A2B.label], fit_of[res.id, Dir.B2A.label]))
+        for res in results
     ]
     totals = combine(
         list(loss.values()),
@@ -179,7 +179,7 @@ def analyze(
         import pandas as pd
 
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
-    starts = {c.id: min(d.first_ns for d in c.dirs if d.first_ns is not None) for c in live}
+    starts = {res.id: res.first_ns for res in results}
     return Analysis(report, table_df, loss, starts)
 
 

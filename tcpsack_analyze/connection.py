@@ -17,9 +17,10 @@ import numpy as np
 
 from tcpsack_analyze.acks import dsack_first_block, duplicate_ack
 from tcpsack_analyze.events import EventBatch, Kind, Placement, StreamFacts
-from tcpsack_analyze.loss.tracker import LossResult, LossTracker
+from tcpsack_analyze.loss.tracker import LossTracker
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
+from tcpsack_analyze.results import ConnectionResult, DirectionCounts
 from tcpsack_analyze.rtt import RttSampler
 from tcpsack_analyze.seqspace import SeqSpace, wire_add
 
@@ -210,15 +211,39 @@ class Connection:
             sack=sack,
         )
 
-    def loss_results(self) -> list[LossResult]:
-        """Close both loss trackers (end of capture) and stamp their records with this id."""
-        out = []
+    def finish(self) -> ConnectionResult:
+        """Close the stages (end of capture) into the connection's frozen result; the loss
+        records are stamped with this connection's id."""
+        losses = []
         for tracker in self.loss:
             res = tracker.finish()
             for table in res.tables:
                 table.fill("conn", self.id)
-            out.append(res)
-        return out
+            losses.append(res)
+        return ConnectionResult(
+            id=self.id, epoch=self.epoch, a_addr=self.a_addr, a_port=self.a_port, b_addr=self.b_addr, b_port=self.b_port,
+            ipver=self.ipver, state=self.state(), packets=self.packets, vlan_tagged=self.vlan_tagged,
+            syn_ns=self.syn_ts, synack_ns=self.synack_ts, hs_ack_ns=self.hs_ack_ts, window_scale_in_use=self.window_scale_in_use(),
+            counts=(self._counts(0), self._counts(1)),
+            rtt=(self.dirs[0].rtt.finish(), self.dirs[1].rtt.finish()),
+            loss=(losses[0], losses[1]),
+        )
+
+    def _counts(self, d: int) -> DirectionCounts:
+        st = self.dirs[d]
+        win_min, win_max, win_mean = self.window_stats(d)
+        return DirectionCounts(
+            packets=st.packets, ack_packets=st.ack_packets, pure_acks=st.pure_acks, sack_packets=st.sack_packets,
+            dsack_packets=st.dsack_packets, max_sack_blocks=st.max_sack_blocks, empty_sack_options=st.empty_sack_options,
+            unique_bytes=st.unique_bytes, data_packets=st.data_packets, data_bytes=st.data_bytes, pushed=st.pushed,
+            rexmit_packets=st.rexmit_packets, rexmit_bytes=st.rexmit_bytes, syn_rexmits=st.syn_rexmit, fin_rexmits=st.fin_rexmit,
+            out_of_order=st.out_of_order, zwnd_probes=st.zwnd_probes, zwnd_probe_bytes=st.zwnd_probe_bytes,
+            syn_count=st.syn_count, fin_count=st.fin_count, rst_count=st.rst_count, dupacks=st.dupacks,
+            triple_dupacks=st.triple_dupacks, zero_windows=st.zero_windows, window_min=win_min, window_max=win_max,
+            window_mean=win_mean, wscale=st.wscale, mss=st.mss, sack_permitted=st.sack_permitted, ts_option=st.ts_option,
+            max_seg=st.max_seg, min_seg=st.min_seg, oversize_segments=st.oversize_segments, first_ns=st.first_ns,
+            last_ns=st.last_ns, idle_max_ns=st.idle_max_ns, snd_una=st.snd_una, snd_max=st.snd_max, syn_seen=st.syn_seen,
+        )
 
     def _turnaround(self, d: int) -> int | None:
         """Capture point -> data sender of ``d`` -> capture point, from the handshake."""
