@@ -8,7 +8,10 @@ The public surface, for notebooks and other programs (everything else is interna
   (:class:`EventBatch` of :class:`Send` and :class:`Ack` events, :class:`Dir`,
   :class:`Placement`), the input of every analysis stage; hand-made events go through
   :meth:`EventBatch.of`;
-* the report's result types (:class:`CaptureReport`, :class:`ConnectionReport`,
+* the stages, for feeding events of your own: :class:`RttSampler`, :class:`LossTracker` (its
+  :class:`LossResult`), the RFC 6675 :class:`Scoreboard` and the RFC 6298 estimator
+  :class:`Rfc6298`;
+* the result types (:class:`ConnectionResult`, :class:`CaptureReport`, :class:`ConnectionReport`,
   :class:`DirectionReport`) and the error raised for an unreadable capture (:class:`CaptureError`).
 
 Names are imported on first use (PEP 562), so that ``import tcpsack_analyze`` stays cheap.
@@ -35,6 +38,12 @@ _WHERE = {
     "ConnectionReport": "tcpsack_analyze.report.model",
     "DirectionReport": "tcpsack_analyze.report.model",
     "CaptureError": "tcpsack_analyze.errors",
+    "LossTracker": "tcpsack_analyze.loss.tracker",
+    "LossResult": "tcpsack_analyze.loss.tracker",
+    "RttSampler": "tcpsack_analyze.rtt",
+    "Rfc6298": "tcpsack_analyze.rtt",
+    "Scoreboard": "tcpsack_analyze.scoreboard",
+    "ConnectionResult": "tcpsack_analyze.results",
 }
 __all__ = sorted(_WHERE) + ["__version__"]
 

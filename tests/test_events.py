@@ -82,3 +82,10 @@ def test_kind_column_matches_views() -> None:
     ev = tcpsack_analyze.events_of(str(SAMPLE), conn=1, direction=Dir.B2A)
     kinds = [Kind.SEND if isinstance(e, Send) else Kind.ACK for e in ev]
     assert kinds == ev.kind.tolist()
+
+
+def test_every_public_name_resolves() -> None:
+    for name in tcpsack_analyze.__all__:
+        assert getattr(tcpsack_analyze, name) is not None, name
+    with pytest.raises(AttributeError):
+        tcpsack_analyze.not_a_name  # noqa: B018
