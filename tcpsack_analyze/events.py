@@ -209,7 +209,7 @@ class EventBatch:
         k = int(self.sack_row[i])
         if k < 0:
             return []
-        return [(int(lo), int(hi)) for lo, hi in self.sack[k, : int(self.nsack[i])].tolist()]
+        return list(map(tuple, self.sack[k, : int(self.nsack[i])].tolist()))
 
     def event(self, i: int) -> Event:
         """The ``i``-th event as a frozen per-event view."""

@@ -48,6 +48,23 @@ class Rfc6298:
             self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - r)
             self.srtt = (1 - ALPHA) * self.srtt + ALPHA * r
 
+    def update_all(self, samples: list[int] | list[float]) -> float:
+        """Fold measurements in, in order (as :meth:`update` each); returns the largest SRTT
+        reached on the way. One loop with local variables: the loss tracker folds in every
+        data/ACK sample of a capture."""
+        srtt, var = self.srtt, self.rttvar
+        top = -1.0
+        for r in samples:
+            if srtt is None or var is None:
+                srtt, var = float(r), r / 2.0
+            else:
+                var = (1 - BETA) * var + BETA * abs(srtt - r)
+                srtt = (1 - ALPHA) * srtt + ALPHA * r
+            if srtt > top:
+                top = srtt
+        self.srtt, self.rttvar = srtt, var
+        return top
+
     def rto(self, granularity: float, minimum: float = 0.0, maximum: float = float("inf")) -> float | None:
         """RTO = SRTT + max(G, K * RTTVAR), kept within [minimum, maximum] (sections 2.2-2.5);
         None before the first measurement (the caller's initial RTO applies, section 2.1)."""

@@ -493,28 +493,9 @@ class Scoreboard:
             if dsack_first_block(cum_ack, len(sack_blocks), *sack_blocks[0], s1, e1):
                 dsack = sack_blocks[0]
 
-        # data acknowledged but never seen sent: the capture missed the send
-        top = max([cum_ack] + [e for _, e in sack_blocks])
-        self._high_data = max(self._high_data, top)
-
-        newly_acked = 0
-        sacked_then_acked = 0
         cumulative = cum_ack > self._high_ack
-        if cumulative:
-            newly_acked = cum_ack - self._high_ack
-            sacked_then_acked = self._sacked.remove(self._high_ack, cum_ack)
-            self._sacked_bytes -= sacked_then_acked
-            self._high_ack = cum_ack
-            self._lost_below = None
-
-        newly_sacked = 0
-        for s, e in sack_blocks:
-            s = max(s, self._high_ack)
-            if e > s:
-                newly_sacked += self._sacked.add(s, e)
-        if newly_sacked:
-            self._sacked_bytes += newly_sacked
-            self._lost_below = None
+        newly_acked = cum_ack - self._high_ack if cumulative else 0
+        sacked_then_acked, newly_sacked = self.update(cum_ack, sack_blocks)
 
         exited = False
         if (
@@ -549,6 +530,34 @@ class Scoreboard:
             loss_detected=loss_detected,
             exited_recovery=exited,
         )
+
+    def update(self, cum_ack: int, sack_blocks: Sequence[tuple[int, int]]) -> tuple[int, int]:
+        """Update() of RFC 6675 section 3 alone: record the cumulative ACK and the SACK blocks,
+        without the section 5 rules (DupAcks, recovery) that :meth:`on_ack` adds. For code that
+        keeps the receiver's SACK information without playing the sender (the loss tracker).
+        Returns (SACKed octets the cumulative ACK now covers, octets newly SACKed)."""
+        # data acknowledged but never seen sent (the capture missed the send) moves HighData
+        if cum_ack > self._high_data:
+            self._high_data = cum_ack
+        sacked_then_acked = 0
+        high_ack = self._high_ack
+        if cum_ack > high_ack:
+            sacked_then_acked = self._sacked.remove(high_ack, cum_ack)
+            self._sacked_bytes -= sacked_then_acked
+            self._high_ack = high_ack = cum_ack
+            self._lost_below = None
+        newly_sacked = 0
+        for s, e in sack_blocks:
+            if e > self._high_data:
+                self._high_data = e
+            if s < high_ack:
+                s = high_ack
+            if e > s:
+                newly_sacked += self._sacked.add(s, e)
+        if newly_sacked:
+            self._sacked_bytes += newly_sacked
+            self._lost_below = None
+        return sacked_then_acked, newly_sacked
 
     def enter_recovery(self, now: float) -> tuple[int, int] | None:
         """Enter loss recovery (RFC 6675 section 5, step (4)); return the fast retransmission.

@@ -147,12 +147,11 @@ class Timing:
         does not depend on how the samples were grouped (batches, resends in between)."""
         m = int(samples.min())
         self.min_local_ns = m if self.min_local_ns is None else min(self.min_local_ns, m)
-        est, top = self._estimator, self.srtt_max_ns
-        for r in samples.tolist():
-            est.update(r)
-            if top is None or est.srtt > top:  # type: ignore[operator]
-                top = est.srtt
-        self.srtt_ns, self.rttvar_ns, self.srtt_max_ns = est.srtt, est.rttvar, top
+        est = self._estimator
+        top = est.update_all(samples.tolist())
+        if self.srtt_max_ns is None or top > self.srtt_max_ns:
+            self.srtt_max_ns = top
+        self.srtt_ns, self.rttvar_ns = est.srtt, est.rttvar
 
 
 class _Tx(NamedTuple):
@@ -403,7 +402,7 @@ class LossTracker:
                 cols = (
                     v.time_ns.tolist(), v.index.tolist(), v.tsval.tolist(), v.tsecr.tolist(), v.start.tolist(), v.end.tolist(),
                     v.placement.tolist(), v.ack.tolist(), v.dup.tolist(), v.dsack.tolist(), v.nsack.tolist(), data.tolist(),
-                    acks.tolist(), pos_of_row.tolist(), flight.tolist(),
+                    acks.tolist(), pos_of_row.tolist(), flight.tolist(), v.sack_row.tolist(),
                 )
             i = self._loud(v, i, cols)
 
@@ -424,7 +423,8 @@ class LossTracker:
 
     def _loud(self, v: EventBatch, i: int, cols: tuple[list, ...]) -> int:
         """Rows from ``i`` one by one until nothing is open any more; returns the next row."""
-        ts, idx, tsval, tsecr, start, end, code, ack, dup, dsack, nsack, is_data, is_ack, pos, inflight = cols
+        ts, idx, tsval, tsecr, start, end, code, ack, dup, dsack, nsack, is_data, is_ack, pos, inflight, sack_row = cols
+        sacks = v.sack
         n = len(ts)
         while i < n:
             if is_data[i]:
@@ -444,7 +444,7 @@ class LossTracker:
                     self.snd_max = end[i]
                 self.last_send_ns = t
             elif is_ack[i]:
-                blocks = [list(b) for b in v.blocks(i)] if nsack[i] else []
+                blocks = sacks[sack_row[i], : nsack[i]].tolist() if nsack[i] else []
                 self._on_ack(ack[i], ts[i], dup[i], dsack[i], blocks, tsecr[i])
             i += 1
             if not self._busy:
@@ -456,7 +456,8 @@ class LossTracker:
         self.dup_run = 0
         self._rto_run = 0
         self._tlp_armed = True
-        self.board.on_ack(a, (), t)
+        if self.board.sacked_bytes:  # else the next SACK block brings the board up to snd_una
+            self.board.update(a, ())
         if self._pending:
             covered = [p for p in self._pending if p[0].end <= a]
             if covered:
@@ -503,7 +504,7 @@ class LossTracker:
         if ep is self.episode and ep.start_index == r.index:
             self._end_episode(Event.UNDONE, r.covered_ns)
 
-    def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list, tsecr: int) -> None:
+    def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list[list[int]], tsecr: int) -> None:
         una = self.snd_una
         if una is None or a > una:
             self._advance(a, t, tsecr)
@@ -525,7 +526,7 @@ class LossTracker:
             # receivers repeat most blocks: only those not in the previous ACK can add anything
             new = [(lo, hi) for lo, hi in blocks[first:] if hi > una and [lo, hi] not in self._last_blocks]
             if new:
-                self.board.on_ack(una, new, t)
+                self.board.update(una, new)
             self._last_blocks = blocks
             # holes below the highest SACK are reported missing
             top = self.board.high_sack
