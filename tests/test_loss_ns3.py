@@ -13,7 +13,6 @@ when it is fixed. The figures that hold today are pinned by plain asserts beside
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from tcpsack_analyze.lab.scoring import (
     match_retransmissions,
     score,
     sender_transmissions,
+    true_rtd,
 )
 from tcpsack_analyze.loss.patterns import bursts
 from tcpsack_analyze.truth import Truth, load
@@ -77,19 +77,15 @@ def _analyse(name: str) -> Run:
         truth, [r for res in rv.loss.values() for r in res.retransmissions], [x for res in rv.loss.values() for x in res.lost],
         flow_map(rv.connections, truth), tx, vantage="receiver",
     )
-    # RTD truth: from the time ns-3 sent the resend back to the previous copy of its first byte
-    # (ns-3 resends whole MSS-sized segments, never merged ones); the capture is microsecond-
-    # stamped, so a copy less than 10 us before the resend is the resend itself
-    copies: dict[int, list[float]] = defaultdict(list)
-    for w in tx[0]:
-        copies[w.seq].append(w.t)
+    # ns-3 resends whole MSS-sized segments, never merged ones: the previous copy of the first
+    # byte is the previous copy of the whole segment
     segments = expand_retransmissions(truth, tx)
     rtds = []
     for i, j in match_retransmissions(segments, rx, flows):
         seg, ours = segments[i], rx[j]
-        times = copies[seg.seq]
-        before = times[bisect_left(times, seg.t - 1e-5) - 1]
-        rtds.append((ours.index + 1, (seg.t - before) * 1e3, None if ours.rtd_ns is None else ours.rtd_ns / 1e6))
+        rtd = true_rtd(seg, tx[seg.flow])
+        assert rtd is not None, (name, seg)
+        rtds.append((ours.index + 1, rtd * 1e3, None if ours.rtd_ns is None else ours.rtd_ns / 1e6))
     return Run(truth, tx[0], sender, receiver, _bursts(an), _bursts(rv), rtds)
 
 

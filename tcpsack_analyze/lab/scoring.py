@@ -66,6 +66,7 @@ from tcpsack_analyze.truth import Truth
 
 __all__ = [
     "DEFAULT_TOL_S",
+    "STAMP_S",
     "VANTAGES",
     "Score",
     "SideScore",
@@ -89,6 +90,7 @@ __all__ = [
     "score",
     "sender_transmissions",
     "transmissions_from_capture",
+    "true_rtd",
     "upstream_fills",
 ]
 
@@ -455,6 +457,28 @@ def redundant_drops(
             if delivered.overlap(0, d.len) == d.len:
                 out.add(i)
     return out
+
+
+# --------------------------------------------------------------------------- RTD
+
+
+STAMP_S = 1e-5
+"""A capture's copy of a traced retransmission is stamped up to a few microseconds from the
+truth's time of it (microsecond pcap stamps; the trace fires just after the tap): an earlier
+copy closer than this is the retransmission itself."""
+
+
+def true_rtd(segment: TruthSegment, wire: Sequence[Transmission]) -> float | None:
+    """Seconds from the previous transmission of ``segment``'s first byte to ``segment``: its
+    retransmission delay (DOMAIN.md section 5), each resend timed from the previous copy of its
+    own first bytes even when it merges bytes sent more recently (the thesis, seed 001).
+
+    ``wire`` is the flow's data segments on the sender capture (:func:`sender_transmissions`):
+    the truth says which packet is a resend and when, the capture when its bytes went out
+    before. None when no earlier copy was captured.
+    """
+    earlier = [w.t for w in wire if w.t < segment.t - STAMP_S and (segment.seq - w.seq) % _MOD < w.len]
+    return segment.t - max(earlier) if earlier else None
 
 
 # --------------------------------------------------------------------------- score
