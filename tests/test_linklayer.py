@@ -4,7 +4,8 @@
 Frames are built byte by byte from the RFCs cited in ``reader/linklayer.py``; the real captures in
 tests/data/linktypes are from tcpdump's test suite (README there), their expected values read with
 tshark 4.0.17. A whole lab capture re-encapsulated in each link type must give the same report as
-its Ethernet original, and tcptrace (which reads PPP and Cisco HDLC) must see the same connection.
+its Ethernet original, and tcptrace (which reads PPP and Cisco HDLC) must see the same connection,
+as it does on the PPP captures ns-3 writes (tests/data/ns3).
 """
 from __future__ import annotations
 
@@ -184,6 +185,23 @@ def test_tshark_decodes_the_copies_alike(tmp_path):
         out = subprocess.run(["tshark", "-r", str(dst), "-Y", "tcp", "-T", "fields", "-e", "tcp.seq_raw"],
                              capture_output=True, text=True, check=True).stdout
         assert len(out.split()) == analyze(str(dst)).report.capture.tcp_packets, name
+
+
+@pytest.mark.skipif(shutil.which("tcptrace") is None, reason="tcptrace not installed")
+@pytest.mark.parametrize("run", ["newreno_sack_rate_50", "cubic_nosack_rate_50"])
+def test_ns3_point_to_point_captures_read_as_tcptrace_reads_them(run):
+    """ns-3's point-to-point device writes PPP (link type 9) without the 0xFF03 prefix: a real
+    PPP capture of a whole transfer. tcptrace's counts of it equal ours."""
+    from tcptrace_output import parse_long
+
+    path = DATA / "ns3" / run / "sender.pcap"
+    theirs = parse_long(subprocess.run(["tcptrace", "-l", "-n", str(path)], capture_output=True, text=True, check=True).stdout)
+    ours = analyze(str(path)).report
+    assert len(theirs) == len(ours.connections) == 1 and ours.capture.complete
+    for d in ("a2b", "b2a"):
+        mine = getattr(ours.connections[0], d)
+        assert (theirs[0][d]["total_packets"], theirs[0][d]["unique_bytes_sent"], theirs[0][d]["rexmt_data_pkts"]) == (
+            mine.total_packets, mine.unique_bytes, mine.rexmit_packets), d
 
 
 # =========================================================================== errors and robustness
