@@ -15,11 +15,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcpsack_analyze.loss.tracker import FILL, GAP, NEW, REXMIT, LossResult, LossTracker, RowView
+from tcpsack_analyze.acks import dsack_first_block, duplicate_ack
+from tcpsack_analyze.events import EventBatch, Kind, Placement, StreamFacts
+from tcpsack_analyze.loss.tracker import LossTracker
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
-from tcpsack_analyze.seqspace import SeqSpace, signed_diff
-from tcpsack_analyze.stats import SampleBag
+from tcpsack_analyze.results import ConnectionResult, DirectionCounts
+from tcpsack_analyze.rtt import RttSampler
+from tcpsack_analyze.seqspace import SeqSpace, wire_add
+
+NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
+NOT_SENT = -2  # placement of a row that is not a send of its direction
 
 NS = 1_000_000_000
 
@@ -86,26 +92,14 @@ class Direction:
         self.first_ns: int | None = None
         self.last_ns: int | None = None
         self.idle_max_ns = 0
-        # RTT: pending first transmissions (end, time, rexmits-before) awaiting their ACK
-        self._pend_end = np.empty(0, dtype=np.int64)
-        self._pend_ts = np.empty(0, dtype=np.int64)
-        self._pend_rx = np.empty(0, dtype=np.int64)
-        self._pend_order = np.empty(0, dtype=np.int64)
-        self.rtt_samples = SampleBag()  # ns, data/ACK pairs
-        self.batch_rtt: tuple[np.ndarray, np.ndarray] | None = None  # (ACK times, samples) of the batch
-        self.ts_rtt_samples = SampleBag()  # ns, from TSecr
-        self._tsval_keys = np.empty(0, dtype=np.int64)
-        self._tsval_ts = np.empty(0, dtype=np.int64)
-        self.rexmit_total = 0  # running count used for Karn's rule
-        self._rexmit_orders = np.empty(0, dtype=np.int64)
-        self._batch_acks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.rtt = RttSampler()  # RTT samples of this direction's data
         self._fin_at: int | None = None
 
 
 class Connection:
     """One TCP connection (a flow epoch) and its two directions."""
 
-    def __init__(self, conn_id: int, batch: PacketBatch, row: int, epoch: int) -> None:
+    def __init__(self, conn_id: int, batch: PacketBatch, row: int, epoch: int, *, stages: bool = True) -> None:
         self.id = conn_id
         self.epoch = epoch
         flags = int(batch.flags[row])
@@ -130,6 +124,7 @@ class Connection:
         self.syn_isn: int | None = None  # sequence number of the opening SYN (set by the flow table)
         self.first_index = int(batch.index[row])  # record number of the first packet
         self.loss = (LossTracker(0), LossTracker(1))  # loss forensics of each direction's data
+        self.stages = stages  # False: the flow stage only (events), no RTT or loss stage
 
     # ----------------------------------------------------------------- epochs
     @property
@@ -160,6 +155,7 @@ class Connection:
             self.closed = True
         self._handshake_times(ts, flags, d_of)
         self._syn_options(batch, rows, flags, d_of)
+        self._anchor_spaces(batch, rows, flags, d_of)
         # zero-window probes (tcptrace): data sent while the peer's last window was 0
         peer_last_win = self._peer_last_window(batch, rows, d_of, flags)
         ctx = _BatchView(batch, rows, ts, flags)
@@ -171,37 +167,83 @@ class Connection:
         for job in acks:  # ACKs need the peer's snd_max as it was when each ACK was sent
             if job is not None:
                 _account_acks(self, *job)
-        for st in self.dirs:  # ACKs of the other side end RTT waits
-            _match_rtt(st)
-        self._feed_loss(batch, rows, ctx, d_of)
+        self.last_events: tuple[EventBatch, EventBatch] = (self._events(ctx, d_of, 0), self._events(ctx, d_of, 1))
+        if not self.stages:
+            return
+        now = int(ts[-1])
+        for d, ev in enumerate(self.last_events):
+            rtt = self.dirs[d].rtt.feed(ev)
+            self.loss[d].feed(ev, now=now, facts=self.facts(d), rtt=rtt)
 
-    def _feed_loss(self, batch: PacketBatch, rows: np.ndarray, ctx: _BatchView, d_of: np.ndarray) -> None:
-        """Hand the batch to each direction's loss tracker, then give it the new RTT samples."""
-        opts = batch.opts
-        view = RowView(
-            d_of, ctx.ts, ctx.order, opts.tsval[rows], opts.tsecr[rows], ctx.start, ctx.end, ctx.code,
-            ctx.ack, ctx.dup, ctx.dsack, ctx.nsack, ctx.sack,
+    def facts(self, d: int) -> StreamFacts:
+        """What the loss tracker of direction ``d`` needs to know besides the events."""
+        st, peer = self.dirs[d], self.dirs[1 - d]
+        return StreamFacts(peer.mss or st.max_seg, st.space.anchor or 0, self._turnaround(d), self._turnaround(1 - d))
+
+    @staticmethod
+    def _events(ctx: _BatchView, d_of: np.ndarray, d: int) -> EventBatch:
+        """The events of direction ``d`` in the batch (events.py): its sends and the peer's ACKs."""
+        send = (d_of == d) & (ctx.placement != NOT_SENT)
+        ack = (d_of != d) & ctx.has_ack
+        rows = np.flatnonzero(send | ack)
+        is_send = send[rows]
+        is_ack = ~is_send
+        nsack = np.where(is_ack, ctx.nsack[rows], 0)
+        sack = ctx.sack[rows]
+        sack[is_send] = 0
+        opts = ctx.batch.opts
+        raw = ctx.rows[rows]
+        return EventBatch(
+            kind=np.where(is_send, Kind.SEND, Kind.ACK).astype(np.int64),
+            time_ns=ctx.ts[rows],
+            index=ctx.order[rows],
+            flags=ctx.flags[rows].astype(np.int64),
+            start=np.where(is_send, ctx.start[rows], -1),
+            end=np.where(is_send, ctx.end[rows], -1),
+            placement=np.where(is_send, ctx.placement[rows], Placement.NONE),
+            tsval=np.where(is_send, opts.tsval[raw], -1).astype(np.int64),
+            ack=np.where(is_ack, ctx.ack[rows], -1),
+            win=np.where(is_ack, ctx.win[rows], -1),
+            tsecr=np.where(is_ack, opts.tsecr[raw], -1).astype(np.int64),
+            nsack=nsack,
+            dup=ctx.dup[rows] & is_ack,
+            dsack=ctx.dsack[rows] & is_ack,
+            sack=sack,
         )
-        for d, tracker in enumerate(self.loss):
-            st, peer = self.dirs[d], self.dirs[1 - d]
-            tracker.mss = peer.mss or st.max_seg
-            tracker.seq_anchor = st.space.anchor or 0
-            tracker.timing.turnaround_ns = self._turnaround(d)
-            tracker.timing.seed(self._turnaround(1 - d))  # capture point -> receiver -> back
-            if st.batch_rtt is not None:
-                tracker.timing.add(*st.batch_rtt)
-                st.batch_rtt = None
-            tracker.feed(view)
 
-    def loss_results(self) -> list[LossResult]:
-        """Close both loss trackers (end of capture) and stamp their records with this id."""
-        out = []
+    def finish(self) -> ConnectionResult:
+        """Close the stages (end of capture) into the connection's frozen result; the loss
+        records are stamped with this connection's id."""
+        losses = []
         for tracker in self.loss:
             res = tracker.finish()
             for table in res.tables:
                 table.fill("conn", self.id)
-            out.append(res)
-        return out
+            losses.append(res)
+        return ConnectionResult(
+            id=self.id, epoch=self.epoch, a_addr=self.a_addr, a_port=self.a_port, b_addr=self.b_addr, b_port=self.b_port,
+            ipver=self.ipver, state=self.state(), packets=self.packets, vlan_tagged=self.vlan_tagged,
+            syn_ns=self.syn_ts, synack_ns=self.synack_ts, hs_ack_ns=self.hs_ack_ts, window_scale_in_use=self.window_scale_in_use(),
+            counts=(self._counts(0), self._counts(1)),
+            rtt=(self.dirs[0].rtt.finish(), self.dirs[1].rtt.finish()),
+            loss=(losses[0], losses[1]),
+        )
+
+    def _counts(self, d: int) -> DirectionCounts:
+        st = self.dirs[d]
+        win_min, win_max, win_mean = self.window_stats(d)
+        return DirectionCounts(
+            packets=st.packets, ack_packets=st.ack_packets, pure_acks=st.pure_acks, sack_packets=st.sack_packets,
+            dsack_packets=st.dsack_packets, max_sack_blocks=st.max_sack_blocks, empty_sack_options=st.empty_sack_options,
+            unique_bytes=st.unique_bytes, data_packets=st.data_packets, data_bytes=st.data_bytes, pushed=st.pushed,
+            rexmit_packets=st.rexmit_packets, rexmit_bytes=st.rexmit_bytes, syn_rexmits=st.syn_rexmit, fin_rexmits=st.fin_rexmit,
+            out_of_order=st.out_of_order, zwnd_probes=st.zwnd_probes, zwnd_probe_bytes=st.zwnd_probe_bytes,
+            syn_count=st.syn_count, fin_count=st.fin_count, rst_count=st.rst_count, dupacks=st.dupacks,
+            triple_dupacks=st.triple_dupacks, zero_windows=st.zero_windows, window_min=win_min, window_max=win_max,
+            window_mean=win_mean, wscale=st.wscale, mss=st.mss, sack_permitted=st.sack_permitted, ts_option=st.ts_option,
+            max_seg=st.max_seg, min_seg=st.min_seg, oversize_segments=st.oversize_segments, first_ns=st.first_ns,
+            last_ns=st.last_ns, idle_max_ns=st.idle_max_ns, snd_una=st.snd_una, snd_max=st.snd_max, syn_seen=st.syn_seen,
+        )
 
     def _turnaround(self, d: int) -> int | None:
         """Capture point -> data sender of ``d`` -> capture point, from the handshake."""
@@ -220,6 +262,8 @@ class Connection:
             if st.isn is None:
                 st.isn = int(batch.seq[r])
                 st.syn_seen = True
+                if st.space.anchor_at_syn(st.isn, data_seen=st._data_max is not None):
+                    st.snd_max = 0  # what was counted belonged to an earlier attempt
             st.syn_count += 1
             if opts.mss[r] >= 0:
                 st.mss = int(opts.mss[r])
@@ -227,6 +271,21 @@ class Connection:
                 st.wscale = min(int(opts.wscale[r]), 14)  # RFC 7323 section 2.3: larger means 14
             st.sack_permitted |= bool(opts.sack_permitted[r])
             st.ts_option |= bool(opts.tsval[r] >= 0)
+
+    def _anchor_spaces(self, batch: PacketBatch, rows: np.ndarray, flags: np.ndarray, d_of: np.ndarray) -> None:
+        """A space without a SYN starts at the first number seen of it, in capture order: a
+        sequence number of its sender (not a RST's, which may be 0), or an ACK number of its
+        receiver less one (seqspace.py). Done before either stream is unwrapped, so the origin
+        does not depend on where batches end."""
+        for d, st in enumerate(self.dirs):
+            if st.space.anchor is not None:
+                continue
+            own = np.flatnonzero((d_of == d) & ((flags & RST) == 0))[:1]
+            acks = np.flatnonzero((d_of != d) & ((flags & ACK) != 0))[:1]
+            if acks.size and (not own.size or acks[0] < own[0]):
+                st.space.ensure_anchor(int(wire_add(int(batch.ack[rows[acks[0]]]), -1)))
+            elif own.size:
+                st.space.ensure_anchor(int(batch.seq[rows[own[0]]]))
 
     def _handshake_times(self, ts: np.ndarray, flags: np.ndarray, d_of: np.ndarray) -> None:
         if self.hs_ack_ts is not None:
@@ -305,7 +364,7 @@ class Connection:
 class _BatchView:
     """The rows of one connection inside a batch, with the per-row arrays already cut."""
 
-    __slots__ = ("batch", "rows", "ts", "flags", "order", "snd_max_run", "start", "end", "code", "ack", "dup", "dsack", "nsack", "sack")
+    __slots__ = ("batch", "rows", "ts", "flags", "order", "snd_max_run", "start", "end", "placement", "has_ack", "ack", "win", "dup", "dsack", "nsack", "sack")
 
     def __init__(self, batch: PacketBatch, rows: np.ndarray, ts: np.ndarray, flags: np.ndarray) -> None:
         self.batch = batch
@@ -314,12 +373,14 @@ class _BatchView:
         self.flags = flags
         self.order = batch.index[rows]
         self.snd_max_run: list[np.ndarray | None] = [None, None]
-        # per row, for the loss trackers: data placement and unwrapped ACK/SACK
+        # per row, for the events: data placement, unwrapped ACK/SACK, window in bytes
         n = rows.shape[0]
         self.start = np.zeros(n, np.int64)
         self.end = np.zeros(n, np.int64)
-        self.code = np.full(n, -1, np.int64)
+        self.placement = np.full(n, NOT_SENT, np.int64)
+        self.has_ack = np.zeros(n, bool)
         self.ack = np.full(n, -1, np.int64)
+        self.win = np.full(n, -1, np.int64)
         self.dup = np.zeros(n, bool)
         self.dsack = np.zeros(n, bool)
         self.nsack = np.zeros(n, np.int64)
@@ -334,7 +395,6 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
     ts = ctx.ts[sel]
     flags = ctx.flags[sel]
     paylen = b.paylen[rows]
-    opts = b.opts
     n = rows.shape[0]
     syn = (flags & SYN) != 0
     fin = (flags & FIN) != 0
@@ -368,10 +428,17 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
             st.oversize_segments += int((pl > st.mss).sum())
 
     # --- sequence numbers
-    seq = st.space.unwrap_seqs(b.seq[rows])
+    # a RST's sequence number may be 0 (RFC 9293 section 3.10.7.1: the reset of a segment
+    # without ACK): it neither moves the unwrapping along nor snd_max
+    seq = st.space.unwrap_seqs(b.seq[rows], follow=~rst)
     pay_start = seq + syn
     pay_end = pay_start + paylen
-    st.snd_max = max(st.snd_max, int((pay_end + fin).max()))
+    # nor do segments before the direction's SYN (of an earlier attempt: the SYN is relative 0)
+    counts = ~rst
+    if first_syn_here > 0:
+        counts[:first_syn_here] = False
+    if counts.any():
+        st.snd_max = max(st.snd_max, int((pay_end + fin)[counts].max()))
 
     # --- windows advertised by this side
     eff = conn.effective_window(d, b.win[rows], flags)
@@ -386,6 +453,7 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
         st.win_sum += int(w.sum())
         st.win_count += int(w.size)
     st.zero_windows += int((ackf & ~rst & (eff == 0)).sum())
+    ctx.win[sel] = eff
     st.last_win = int(eff[~rst][-1]) if (~rst).any() else st.last_win
 
     # --- data: unique, retransmitted, out-of-order (tcptrace rexmit(): overlap with bytes seen)
@@ -393,7 +461,12 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
     st.zwnd_probes += int(probe.sum())
     st.zwnd_probe_bytes += int(paylen[probe].sum())
     track = data & ~probe
-    rexmit_mask = np.zeros(n, dtype=bool)
+    ctx.start[sel] = pay_start
+    ctx.end[sel] = pay_end
+    # every packet is in a stream: one with the ACK flag is an ACK of the peer's data, any other
+    # (and one with payload, SYN or FIN) a send of this direction
+    ctx.placement[sel[((syn | fin | rst) & ~data) | ~(ackf | data)]] = Placement.NONE
+    ctx.placement[sel[probe]] = Placement.PROBE
     if track.any():
         ti = np.nonzero(track)[0]
         s = pay_start[ti]
@@ -411,11 +484,7 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
         code = np.full(ti.size, NEW, np.int64)
         for k in np.nonzero(~plain)[0].tolist():
             code[k] = _account_segment(st, int(s[k]), int(e[k]), int(prev_max[k]))
-        rexmit_mask[ti[code == REXMIT]] = True
-        at = sel[ti]
-        ctx.start[at] = s
-        ctx.end[at] = e
-        ctx.code[at] = code
+        ctx.placement[sel[ti]] = code
     # SYN and FIN retransmissions without data are counted apart: tcptrace counts them as
     # retransmitted data packets (1 byte of sequence space each)
     for i in np.nonzero((syn | fin) & ~data)[0].tolist():
@@ -427,23 +496,6 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
             if st._fin_at is not None and v <= st._fin_at:
                 st.fin_rexmit += 1
             st._fin_at = v if st._fin_at is None else max(v, st._fin_at)
-
-    # RTT bookkeeping: first transmissions wait for their ACK (Karn: retransmissions never)
-    rx_cum = st.rexmit_total + np.cumsum(rexmit_mask)
-    st.rexmit_total = int(rx_cum[-1])
-    if rexmit_mask.any():
-        st._rexmit_orders = np.concatenate([st._rexmit_orders, ctx.order[sel][rexmit_mask]])
-    first_tx = track & ~rexmit_mask
-    if first_tx.any():
-        st._pend_end = np.concatenate([st._pend_end, pay_end[first_tx]])
-        st._pend_ts = np.concatenate([st._pend_ts, ts[first_tx]])
-        st._pend_rx = np.concatenate([st._pend_rx, rx_cum[first_tx]])
-        st._pend_order = np.concatenate([st._pend_order, ctx.order[sel][first_tx]])
-        tsv = opts.tsval[rows][first_tx]
-        has = tsv >= 0
-        if has.any():
-            st._tsval_keys = np.concatenate([st._tsval_keys, tsv[has]])
-            st._tsval_ts = np.concatenate([st._tsval_ts, ts[first_tx][has]])
 
     # running snd_max of this direction at each row of the batch (for the peer's dupACK test)
     run = np.full(ctx.rows.shape[0], -1, dtype=np.int64)
@@ -496,8 +548,8 @@ def _account_acks(
     ack_raw = b.ack[rows]
     ack_abs = peer.space.unwrap_acks(ack_raw)
     prev_una = peer.snd_una
-    peer._batch_acks = (ctx.order[sel][ai], ack_abs, ctx.ts[sel][ai])
     ctx.ack[sel[ai]] = ack_abs
+    ctx.has_ack[sel[ai]] = True
     cum = np.maximum.accumulate(ack_abs)
     if prev_una is not None:
         cum = np.maximum(cum, prev_una)
@@ -514,10 +566,7 @@ def _account_acks(
         raw = b.opts.sack[rows[hs]]
         edges = SeqSpace.unwrap_near(raw, ack_raw[hs, None, None], ack_abs[hs, None, None])
         l0, r0, l1, r1 = edges[:, 0, 0], edges[:, 0, 1], edges[:, 1, 0], edges[:, 1, 1]
-        two = nsack[hs] > 1
-        # D-SACK (RFC 2883 section 4; tcptrace's three cases): first block at or below the
-        # cumulative ACK, inside the second block, or overlapping it
-        dsack = (r0 <= ack_abs[hs]) | (two & (((r0 <= r1) & (l0 >= l1)) | ((l0 <= l1) & (r0 > l1)) | ((r0 >= r1) & (l0 < r1))))
+        dsack = dsack_first_block(ack_abs[hs], nsack[hs], l0, r0, l1, r1)
         st.dsack_packets += int(dsack.sum())
         dsack_any[hs] = dsack
         at = sel[ai[hs]]
@@ -537,8 +586,7 @@ def _account_acks(
     peer_run = ctx.snd_max_run[1 - d]
     peer_max = peer_run[sel[ai]] if peer_run is not None else np.full(ai.size, peer.snd_max_before)
     outstanding = ack_abs < peer_max
-    sack_new = has_sack & ~dsack_any
-    dup = pure & (ack_abs == prev_ack) & outstanding & ((win == prev_win) | sack_new)
+    dup = duplicate_ack(pure, ack_abs == prev_ack, outstanding, win == prev_win, has_sack & ~dsack_any)
     st._last_ack = int(ack_abs[-1])
     st._last_win = int(win[-1])
     ctx.dup[sel[ai]] = dup
@@ -555,64 +603,3 @@ def _account_acks(
         st._dup_run = run
     else:
         st._dup_run = 0
-    # timestamp RTT (RFC 7323 section 4): an ACK that advances snd_una echoes the TSval of
-    # the data it acknowledges
-    if peer._tsval_keys.size:
-        tsecr = b.opts.tsecr[rows]
-        adv = np.empty(ai.size, dtype=bool)
-        adv[0] = prev_una is None or ack_abs[0] > prev_una
-        adv[1:] = cum[1:] > cum[:-1]
-        adv &= tsecr >= 0
-        if adv.any():
-            keys, first = np.unique(peer._tsval_keys, return_index=True)
-            pos = np.searchsorted(keys, tsecr[adv])
-            pos = np.minimum(pos, keys.size - 1)
-            hit = keys[pos] == tsecr[adv]
-            samples = ctx.ts[sel][ai][adv][hit] - peer._tsval_ts[first[pos[hit]]]
-            samples = samples[samples >= 0]
-            if samples.size:
-                peer.ts_rtt_samples.add(samples)
-            # keep only what a later ACK can still echo
-            top = int(tsecr[adv].max())
-            keep = signed_diff(peer._tsval_keys, top) >= 0
-            peer._tsval_keys = peer._tsval_keys[keep]
-            peer._tsval_ts = peer._tsval_ts[keep]
-
-
-def _match_rtt(st: Direction) -> None:
-    """RTT samples from data/ACK pairs (tcptrace's rule, with Karn's algorithm).
-
-    A sample is taken when the first ACK that covers a first transmission acknowledges exactly
-    its last byte, and no retransmission of this direction happened between the two.
-    """
-    acks = st._batch_acks
-    st._batch_acks = None
-    if acks is None or st._pend_end.size == 0:
-        return
-    order, abs_acks, ack_ts = acks
-    cum = np.maximum.accumulate(abs_acks)
-    # first ACK (in file order, after the segment) whose cumulative value covers its end
-    k_cover = np.searchsorted(cum, st._pend_end, side="left")
-    k_after = np.searchsorted(order, st._pend_order, side="right")
-    k = np.maximum(k_cover, k_after)
-    done = k < cum.size
-    if done.any():
-        kd = k[done]
-        exact = abs_acks[kd] == st._pend_end[done]
-        rx_at_ack = st.rexmit_total - np.searchsorted(np.sort(-st._rexmit_orders), -order[kd], side="left")
-        clean = exact & (rx_at_ack == st._pend_rx[done])
-        samples = ack_ts[kd][clean] - st._pend_ts[done][clean]
-        at = ack_ts[kd][clean]
-        ok = samples >= 0
-        samples = samples[ok]
-        if samples.size:
-            st.rtt_samples.add(samples)
-            order = np.argsort(at[ok], kind="stable")
-            st.batch_rtt = (at[ok][order], samples[order])
-    keep = ~done
-    st._pend_end = st._pend_end[keep]
-    st._pend_ts = st._pend_ts[keep]
-    st._pend_rx = st._pend_rx[keep]
-    st._pend_order = st._pend_order[keep]
-    oldest = st._pend_order.min() if st._pend_order.size else order[-1]
-    st._rexmit_orders = st._rexmit_orders[st._rexmit_orders > oldest]

@@ -86,6 +86,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from tcpsack_analyze.acks import dsack_first_block
 from tcpsack_analyze.rangeset import RangeSet
 
 __all__ = ["AckResult", "NextSegment", "Scoreboard"]
@@ -155,7 +156,7 @@ class Scoreboard:
             raise ValueError(f"smss must be positive, got {smss}")
         if dup_thresh <= 0:
             raise ValueError(f"dup_thresh must be positive, got {dup_thresh}")
-        self.smss = smss
+        self._smss = smss
         self.dup_thresh = dup_thresh
         self._sacked = RangeSet()  # SACKed octets, always within [high_ack, high_data)
         self._sacked_bytes = 0
@@ -172,6 +173,20 @@ class Scoreboard:
         self.recovery_start_time: float | None = None
         self.last_ack_time: float | None = None
         self.last_send_time: float | None = None
+
+    @property
+    def smss(self) -> int:
+        """SMSS, the segment size IsLost counts in."""
+        return self._smss
+
+    @smss.setter
+    def smss(self, value: int) -> None:
+        """A capture may learn the SMSS late (no MSS option: the largest segment seen so far)."""
+        if value <= 0:
+            raise ValueError(f"smss must be positive, got {value}")
+        if value != self._smss:
+            self._smss = value
+            self._lost_below = None
 
     # ------------------------------------------------------------------ state (read-only)
 
@@ -224,6 +239,10 @@ class Scoreboard:
     def outstanding(self) -> int:
         """Octets sent and not cumulatively ACKed (FlightSize before SACK, DOMAIN.md 2)."""
         return self._high_data - self._high_ack
+
+    def sacked_within(self, start: int, end: int) -> int:
+        """SACKed octets in ``[start, end)``."""
+        return self._sacked.overlap(start, end)
 
     def sacked_ranges(self) -> Iterator[tuple[int, int]]:
         """The SACKed ranges above the cumulative ACK, in order."""
@@ -470,13 +489,9 @@ class Scoreboard:
         # RFC 2883 D-SACK, judged against this ACK's own cumulative ACK field
         dsack: tuple[int, int] | None = None
         if sack_blocks:
-            s0, e0 = sack_blocks[0]
-            if s0 < cum_ack:
-                dsack = (s0, e0)
-            elif len(sack_blocks) > 1:
-                s1, e1 = sack_blocks[1]
-                if s1 <= s0 and e0 <= e1:
-                    dsack = (s0, e0)
+            s1, e1 = sack_blocks[1] if len(sack_blocks) > 1 else (0, 0)
+            if dsack_first_block(cum_ack, len(sack_blocks), *sack_blocks[0], s1, e1):
+                dsack = sack_blocks[0]
 
         # data acknowledged but never seen sent: the capture missed the send
         top = max([cum_ack] + [e for _, e in sack_blocks])

@@ -73,7 +73,7 @@ def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]],
         for conn in table.connections:
             for part in (conn, *conn.dirs, *conn.loss, *(t.timing for t in conn.loss)):  # type: ignore[attr-defined]
                 held += _array_bytes(part)
-            samples += sum(len(d.rtt_samples) for d in conn.dirs)  # type: ignore[attr-defined]
+            samples += sum(len(d.rtt.samples) for d in conn.dirs)  # type: ignore[attr-defined]
         out.append((held, packets, samples))
     (short, n_short, rtt_short), (long, n_long, rtt_long) = out
     assert n_long > 3.5 * n_short

@@ -47,6 +47,12 @@ DIFFERENCES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
         "tcptrace decodes neither 802.1ad QinQ nor PPPoE and traces nothing",
         {"total_packets": (86, 0), "unique_bytes": (16336, 0), "rexmit_packets": (31, 0), "sack_packets": (21, 0), "dsack_packets": (12, 0)},
     ),
+    "suricata_tcp_empty_sack_rawip.pcap": (
+        "D-SACK rule: frame 29 (ACK 3326, block 2692-3954) starts below its ACK, a D-SACK for "
+        "RFC 2883 section 4 and Linux's tcp_check_dsack (our rule, tcpsack_analyze/acks.py); "
+        "tcptrace wants the block's right edge at or below the ACK",
+        {"dsack_packets": (2, 1)},
+    ),
     "zeek_vlan_collisions.pcap": (
         "tcptrace drops the QinQ copy of the connection (28 of 42 frames); the third copy is then "
         "seen as 9 more retransmissions by us",

@@ -57,6 +57,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tcpsack_analyze.events import Dir, EventBatch, Placement, StreamFacts
 from tcpsack_analyze.loss.records import (
     AMBIGUOUS,
     DOWNSTREAM,
@@ -76,11 +77,13 @@ from tcpsack_analyze.loss.records import (
     RecoveryEpisode,
     Retransmission,
 )
+from tcpsack_analyze.loss.states import CaState, Event, Trigger, episode_state, transition
 from tcpsack_analyze.loss.table import RecordTable
-from tcpsack_analyze.rangeset import RangeSet
+from tcpsack_analyze.rtt import Rfc6298
+from tcpsack_analyze.scoreboard import Scoreboard
+from tcpsack_analyze.seqspace import wire_add
 
-# placement of a data segment in the sequence space (set by the connection)
-NEW, REXMIT, FILL, GAP = 0, 1, 2, 3
+NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
 DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
 THIN_PACKETS = 4  # DOMAIN.md section 6
 MIN_TIMER_GAP_NS = 5_000_000  # a timer is told apart from ACK clocking by at least 5 ms
@@ -89,26 +92,6 @@ DSACK_WINDOW = 512  # a D-SACK is matched against the latest this many resends..
 DSACK_RTTS = 8  # ...sent at most this many times the largest SRTT seen before it...
 DSACK_MIN_HORIZON_NS = 200_000_000  # ...or 200 ms (Linux's minimum RTO), if longer...
 DSACK_NO_RTT_HORIZON_NS = 1_000_000_000  # ...or 1 s before any RTT sample
-_MASK32 = 0xFFFFFFFF
-
-
-@dataclass
-class RowView:
-    """One batch of one connection, a row per packet, as the tracker reads it."""
-
-    d_of: np.ndarray  # direction of each packet (0 a->b, 1 b->a)
-    ts: np.ndarray
-    index: np.ndarray  # record numbers
-    tsval: np.ndarray  # -1 without timestamps
-    tsecr: np.ndarray
-    start: np.ndarray  # payload [start, end) in its direction's sequence space
-    end: np.ndarray
-    code: np.ndarray  # NEW/REXMIT/FILL/GAP for data rows, -1 otherwise
-    ack: np.ndarray  # unwrapped ACK number in the peer's space, -1 without ACK
-    dup: np.ndarray  # a duplicate ACK (connection's definition, DOMAIN.md section 3)
-    dsack: np.ndarray  # first SACK block is a D-SACK
-    nsack: np.ndarray
-    sack: np.ndarray  # (n, 4, 2) unwrapped SACK edges (valid for the first nsack blocks)
 
 
 @dataclass
@@ -135,6 +118,7 @@ class Timing:
             return None
         return int(self.srtt_ns + max(1_000_000.0, 4 * self.rttvar_ns) + (self.turnaround_ns or 0))
 
+    _estimator: Rfc6298 = field(default_factory=Rfc6298)
     _queue_t: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     _queue_v: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
@@ -163,16 +147,12 @@ class Timing:
         does not depend on how the samples were grouped (batches, resends in between)."""
         m = int(samples.min())
         self.min_local_ns = m if self.min_local_ns is None else min(self.min_local_ns, m)
-        srtt, var, top = self.srtt_ns, self.rttvar_ns, self.srtt_max_ns
+        est, top = self._estimator, self.srtt_max_ns
         for r in samples.tolist():
-            if srtt is None or var is None:
-                srtt, var = float(r), r / 2.0
-            else:
-                var = 0.75 * var + 0.25 * abs(srtt - r)
-                srtt = 0.875 * srtt + 0.125 * r
-            if top is None or srtt > top:
-                top = srtt
-        self.srtt_ns, self.rttvar_ns, self.srtt_max_ns = srtt, var, top
+            est.update(r)
+            if top is None or est.srtt > top:  # type: ignore[operator]
+                top = est.srtt
+        self.srtt_ns, self.rttvar_ns, self.srtt_max_ns = est.srtt, est.rttvar, top
 
 
 class _Tx(NamedTuple):
@@ -232,7 +212,7 @@ class LossResult:
     sums reads the columns (``table.column(name)``, ``table.ints(name)``).
     """
 
-    name: str  # "a2b" or "b2a"
+    name: str  # Dir.label: "a2b" or "b2a"
     retransmission_table: RecordTable[Retransmission]  # in the order sent
     fill_table: RecordTable[Fill]  # in the order seen
     episode_table: RecordTable[RecoveryEpisode]  # by id
@@ -265,7 +245,7 @@ class LossTracker:
 
     def __init__(self, d: int, thin_packets: int = THIN_PACKETS) -> None:
         self.d = d
-        self.name = "a2b" if d == 0 else "b2a"
+        self.name = Dir(d).label
         self.thin_packets = thin_packets
         self.timing = Timing()
         self.mss = 0
@@ -286,7 +266,10 @@ class LossTracker:
         self.dup_run = 0
         self.last_ack_ns: int | None = None
         self.last_send_ns: int | None = None
-        self.sacked = RangeSet()
+        # the receiver's cumulative ACK and SACK blocks, kept as the sender keeps them (RFC 6675
+        # section 3 Update()); only its SACK bookkeeping and IsLost are read here (no sends are
+        # entered: the sender's recovery is what this tracker infers, not what it assumes)
+        self.board = Scoreboard(1, DUP_THRESH)
         self._last_blocks: list[list[int]] = []  # SACK blocks of the previous ACK
         self.holes: dict[int, tuple[int, int, int]] = {}  # gap start -> (end, opened ns, TSval above)
         # findings: objects while they can change, then rows of the tables (module docstring)
@@ -315,34 +298,44 @@ class LossTracker:
         self._flight_last: tuple[int, int] | None = None  # (time, packets in flight) after the last row
 
     # ------------------------------------------------------------------ feed
-    def feed(self, v: RowView) -> None:
-        """Account one batch of the connection (rows in file order)."""
-        d = self.d
-        mine = v.d_of == d
-        data = mine & (v.code >= 0)
-        acks = ~mine & (v.ack >= 0)
+    def feed(self, v: EventBatch, *, now: int, facts: StreamFacts, rtt: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Account one batch of the direction's events.
+
+        ``now`` is the time of the connection's last packet in the batch (time with packets in
+        flight is counted up to it; records older than the D-SACK horizon before it move to the
+        tables); ``facts`` what the flow stage knows of the direction; ``rtt`` the batch's
+        data/ACK RTT samples (ACK times, samples) from :class:`~tcpsack_analyze.rtt.RttSampler`.
+        """
+        self.mss = facts.mss
+        self.seq_anchor = facts.seq_anchor
+        self.timing.turnaround_ns = facts.turnaround_ns
+        self.timing.seed(facts.receiver_turnaround_ns)  # capture point -> receiver -> back
+        if rtt is not None:
+            self.timing.add(*rtt)
+        data = v.is_data
+        acks = v.is_ack & (v.ack >= 0)  # an ACK below the space's origin acknowledges nothing seen
         if not (data.any() or acks.any()):
             return
-        first_tx = data & ((v.code == NEW) | (v.code == GAP))
-        pos_of_row = np.full(v.ts.size, -1, np.int64)
+        first_tx = data & ((v.placement == NEW) | (v.placement == GAP))
+        pos_of_row = np.full(len(v), -1, np.int64)
         tx_rows = np.nonzero(data)[0]
         pos_of_row[tx_rows] = self.tx_count + np.arange(tx_rows.size)
         self.tx_count += int(tx_rows.size)
         self._store_first(v, first_tx, pos_of_row)
-        flight = self._account_flight(v, first_tx, acks)
-        loud = (data & (v.code != NEW)) | (acks & (v.dup | (v.nsack > 0)))
+        flight = self._account_flight(v, first_tx, acks, now)
+        loud = (data & (v.placement != NEW)) | (acks & (v.dup | (v.nsack > 0)))
         self._walk(v, np.flatnonzero(loud), data, acks, pos_of_row, flight)
         self.timing.catch_up()
         self._prune()
-        self._settle(int(v.ts[-1]))
+        self._settle(now)
 
-    def _store_first(self, v: RowView, first_tx: np.ndarray, pos_of_row: np.ndarray) -> None:
+    def _store_first(self, v: EventBatch, first_tx: np.ndarray, pos_of_row: np.ndarray) -> None:
         if not first_tx.any():
             return
         self._o_pos = np.concatenate([self._o_pos, pos_of_row[first_tx]])
         self._o_start = np.concatenate([self._o_start, v.start[first_tx]])
         self._o_end = np.concatenate([self._o_end, v.end[first_tx]])
-        self._o_ts = np.concatenate([self._o_ts, v.ts[first_tx]])
+        self._o_ts = np.concatenate([self._o_ts, v.time_ns[first_tx]])
         self._o_index = np.concatenate([self._o_index, v.index[first_tx]])
         self._o_tsval = np.concatenate([self._o_tsval, v.tsval[first_tx]])
         self._o_total += int(first_tx.sum())
@@ -362,31 +355,31 @@ class LossTracker:
             self._o_dropped += keep_from
         self._prune_mark = self.snd_una
 
-    def _account_flight(self, v: RowView, first_tx: np.ndarray, acks: np.ndarray) -> np.ndarray:
+    def _account_flight(self, v: EventBatch, first_tx: np.ndarray, acks: np.ndarray, now: int) -> np.ndarray:
         """Time with packets in flight, and with at most ``thin_packets`` of them (DOMAIN.md 6).
 
         Packets in flight after each row: first transmissions sent so far minus those whose
         end the cumulative ACK has passed (resends are not counted again).
         """
-        n = v.ts.size
+        n = len(v)
         una0 = self.snd_una if self.snd_una is not None else -1
         una = np.maximum.accumulate(np.where(acks, v.ack, una0))
         sent = self._o_total - int(first_tx.sum()) + np.cumsum(first_tx)
         acked = self._o_dropped + np.searchsorted(self._o_end, una, side="right")
         flight = np.maximum(sent - acked, 0)
-        t = v.ts
-        prev_t = np.empty(n, np.int64)
-        prev_f = np.empty(n, np.int64)
+        t = np.append(v.time_ns, now)  # up to the connection's last packet of the batch
+        prev_t = np.empty(n + 1, np.int64)
+        prev_f = np.empty(n + 1, np.int64)
         if self._flight_last is None:
             prev_t[0], prev_f[0] = t[0], 0
         else:
             prev_t[0], prev_f[0] = self._flight_last
         prev_t[1:] = t[:-1]
-        prev_f[1:] = flight[:-1]
+        prev_f[1:] = flight
         dt = t - prev_t
         self.busy_ns += int(dt[prev_f > 0].sum())
         self.thin_ns += int(dt[(prev_f > 0) & (prev_f <= self.thin_packets)].sum())
-        self._flight_last = (int(t[-1]), int(flight[-1]))
+        self._flight_last = (now, int(flight[-1]))
         return flight
 
     @property
@@ -394,9 +387,9 @@ class LossTracker:
         """Something is open that a quiet row could change: an episode, uncovered resends."""
         return self.episode is not None or bool(self._pending) or bool(self._open)
 
-    def _walk(self, v: RowView, loud: np.ndarray, data: np.ndarray, acks: np.ndarray, pos_of_row: np.ndarray, flight: np.ndarray) -> None:
+    def _walk(self, v: EventBatch, loud: np.ndarray, data: np.ndarray, acks: np.ndarray, pos_of_row: np.ndarray, flight: np.ndarray) -> None:
         """Quiet stretches in numpy; loud rows, and every row while something is open, in Python."""
-        n = v.ts.size
+        n = len(v)
         i = 0
         cols: tuple[list, ...] | None = None
         while i < n:
@@ -408,28 +401,28 @@ class LossTracker:
                     continue
             if cols is None:
                 cols = (
-                    v.ts.tolist(), v.index.tolist(), v.tsval.tolist(), v.tsecr.tolist(), v.start.tolist(), v.end.tolist(),
-                    v.code.tolist(), v.ack.tolist(), v.dup.tolist(), v.dsack.tolist(), v.nsack.tolist(), data.tolist(),
+                    v.time_ns.tolist(), v.index.tolist(), v.tsval.tolist(), v.tsecr.tolist(), v.start.tolist(), v.end.tolist(),
+                    v.placement.tolist(), v.ack.tolist(), v.dup.tolist(), v.dsack.tolist(), v.nsack.tolist(), data.tolist(),
                     acks.tolist(), pos_of_row.tolist(), flight.tolist(),
                 )
             i = self._loud(v, i, cols)
 
-    def _quiet(self, v: RowView, lo: int, hi: int, data: np.ndarray, acks: np.ndarray) -> None:
+    def _quiet(self, v: EventBatch, lo: int, hi: int, data: np.ndarray, acks: np.ndarray) -> None:
         """Rows ``[lo, hi)`` with nothing to judge: move the scalars."""
         dm = data[lo:hi]
         am = acks[lo:hi]
         if dm.any():
             self.snd_max = max(self.snd_max, int(v.end[lo:hi][dm].max()))
-            self.last_send_ns = int(v.ts[lo:hi][dm][-1])
+            self.last_send_ns = int(v.time_ns[lo:hi][dm][-1])
             self._tlp_armed = True
         if am.any():
-            t_last = int(v.ts[lo:hi][am][-1])
+            t_last = int(v.time_ns[lo:hi][am][-1])
             a = int(v.ack[lo:hi][am].max())
             if self.snd_una is None or a > self.snd_una:
                 self._advance(a, t_last, -1)
             self.last_ack_ns = t_last
 
-    def _loud(self, v: RowView, i: int, cols: tuple[list, ...]) -> int:
+    def _loud(self, v: EventBatch, i: int, cols: tuple[list, ...]) -> int:
         """Rows from ``i`` one by one until nothing is open any more; returns the next row."""
         ts, idx, tsval, tsecr, start, end, code, ack, dup, dsack, nsack, is_data, is_ack, pos, inflight = cols
         n = len(ts)
@@ -463,7 +456,7 @@ class LossTracker:
         self.dup_run = 0
         self._rto_run = 0
         self._tlp_armed = True
-        self.sacked.remove_below(a)
+        self.board.on_ack(a, (), t)
         if self._pending:
             covered = [p for p in self._pending if p[0].end <= a]
             if covered:
@@ -474,11 +467,17 @@ class LossTracker:
                 if sg.end <= a:
                     sg.covered_ns = t
             self._open = [sg for sg in self._open if sg.end > a]
+        if self.episode is not None and a >= self.episode.recovery_point:
+            self._end_episode(Event.FULL_ACK, t)
+
+    def _end_episode(self, what: Trigger | Event, t: int | None) -> None:
+        """The open episode ends as :data:`~tcpsack_analyze.loss.states.TRANSITIONS` says."""
         ep = self.episode
-        if ep is not None and a >= ep.recovery_point:
-            ep.end_ns = t
-            ep.ended = "full_ack"
-            self.episode = None
+        assert ep is not None
+        _, ended = transition(episode_state(ep.trigger), what)
+        assert ended is not None
+        ep.end_ns, ep.ended = t, ended
+        self.episode = None
 
     def _covered(self, covered: list[tuple[Retransmission, list[_Seg]]], t: int, tsecr: int) -> None:
         """Resends whose end the ACK at ``t`` covered for the first time (in send order)."""
@@ -502,8 +501,7 @@ class LossTracker:
         ep = self.episodes[r.episode - len(self._episode_table)]
         ep.spurious += 1
         if ep is self.episode and ep.start_index == r.index:
-            ep.end_ns, ep.ended = r.covered_ns, "undone"
-            self.episode = None
+            self._end_episode(Event.UNDONE, r.covered_ns)
 
     def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list, tsecr: int) -> None:
         una = self.snd_una
@@ -524,16 +522,16 @@ class LossTracker:
             if dsack:
                 self._on_dsack(blocks[0][0], blocks[0][1], t)
                 first = 1
-            for blk in blocks[first:]:
-                lo, hi = blk
-                if hi > una and blk not in self._last_blocks:  # receivers repeat most blocks
-                    self.sacked.add(max(lo, una), hi)
+            # receivers repeat most blocks: only those not in the previous ACK can add anything
+            new = [(lo, hi) for lo, hi in blocks[first:] if hi > una and [lo, hi] not in self._last_blocks]
+            if new:
+                self.board.on_ack(una, new, t)
             self._last_blocks = blocks
             # holes below the highest SACK are reported missing
-            top = self.sacked.high
+            top = self.board.high_sack
             if top is not None:
                 for sg in self._open:
-                    if not sg.reported_missing and una <= sg.start < top and self.sacked.overlap(sg.start, sg.end) < sg.end - sg.start:
+                    if not sg.reported_missing and una <= sg.start < top and self.board.sacked_within(sg.start, sg.end) < sg.end - sg.start:
                         sg.reported_missing = True
         self.last_ack_ns = t
 
@@ -599,7 +597,7 @@ class LossTracker:
         self._open.append(seg)
 
     def _seq32(self, rel: int) -> int:
-        return (self.seq_anchor + rel) & _MASK32
+        return int(wire_add(self.seq_anchor, rel))
 
     def _on_rexmit(self, s: int, e: int, t: int, index: int, tsval: int, pos: int, flight: int) -> None:
         segs = self._segs_of(s, e)
@@ -615,10 +613,10 @@ class LossTracker:
         since_ack = None if self.last_ack_ns is None else t - self.last_ack_ns
         last = max((x for x in (self.last_ack_ns, self.last_send_ns, prev_ns) if x is not None), default=t)
         silence = t - last
-        sacked_bytes = self.sacked.overlap(s, 1 << 62)
-        mss = self.mss or max(e - s, 1)
-        sacked_segs = math.ceil(sacked_bytes / mss)
-        is_lost = sacked_bytes > (DUP_THRESH - 1) * mss or len(self.sacked.intersecting(s, 1 << 62)) >= DUP_THRESH
+        sacked_bytes = self.board.sacked_within(s, self.board.high_sack or s)
+        self.board.smss = self.mss or max(e - s, 1)
+        sacked_segs = math.ceil(sacked_bytes / self.board.smss)
+        is_lost = self.board.is_lost(s)
         highest = e >= self.snd_max
         head = s <= una
         rtd = None if prev_ns is None else t - prev_ns
@@ -626,14 +624,17 @@ class LossTracker:
         ep = self.episode
         if trigger == RTO:
             self._rto_run += 1
-            if ep is not None and ep.trigger == RTO and self._rto_run > 1:
-                ep.recovery_point = self.snd_max  # backoff: the same timeout episode goes on
-            elif ep is not None:
-                ep.end_ns, ep.ended = t, "rto"
-                ep = None
         elif trigger == TLP:
             self._tlp_armed = False
-        if ep is None and trigger in (FAST, EARLY, RTO):
+        backoff = trigger == RTO and ep is not None and ep.trigger == RTO and self._rto_run > 1
+        state, ended = transition(episode_state(None if ep is None else ep.trigger), Event.BACKOFF if backoff else Trigger(trigger))
+        if backoff:
+            assert ep is not None
+            ep.recovery_point = self.snd_max  # the same timeout episode goes on
+        if ended is not None:
+            self._end_episode(Trigger(trigger), t)
+            ep = None
+        if ep is None and state is not CaState.OPEN:
             ep = RecoveryEpisode(-1, self.name, len(self._episode_table) + len(self.episodes), trigger, t, index, self.snd_max)
             self.episodes.append(ep)
             self.episode = ep
@@ -829,8 +830,7 @@ class LossTracker:
         """Close what is open, settle every record and return the tables (DOMAIN.md s. 5, 7)."""
         self.timing.catch_up()
         if self.episode is not None:
-            self.episode.ended = "end_of_capture"
-            self.episode = None
+            self._end_episode(Event.END, self.episode.end_ns)
         self._settle()
         incidents, lost = self._incident_table, self._lost_table
         # incidents and lost transmissions by start; segments settled in the order they closed
