@@ -27,12 +27,12 @@ from tcpsack_analyze.lab.scoring import (
     sender_transmissions,
     true_rtd,
 )
+from tcpsack_analyze.seqspace import wire_sub
 from tcpsack_analyze.truth import load
 
 LAB = Path(__file__).parent / "data" / "lab"
 THIN = sorted(p.parent.name for p in LAB.glob("thin_*/truth.json"))
 LINEAR = [n for n in THIN if load(LAB / n).params["tcp"]["thin_linear_timeouts"]]
-_MOD = 2**32
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def _analyse(name: str) -> ThinRun:
         rtd = true_rtd(seg, wire[seg.flow])
         assert rtd is not None, (name, seg)
         earlier = [w for w in wire[seg.flow] if w.t < seg.t - STAMP_S]
-        overlapping = max((w for w in earlier if (w.seq - seg.seq) % _MOD < seg.len or (seg.seq - w.seq) % _MOD < w.len),
+        overlapping = max((w for w in earlier if wire_sub(w.seq, seg.seq) < seg.len or wire_sub(seg.seq, w.seq) < w.len),
                           key=lambda w: w.t)
         resends.append(Resend(r.index + 1, rtd * 1e3, None if r.rtd_ns is None else r.rtd_ns / 1e6, overlapping.seq != seg.seq))
     sender = next(c for c in an.report.connections if (c.id, "a2b") in flows or (c.id, "b2a") in flows)

@@ -476,7 +476,7 @@ def true_rtd(segment: TruthSegment, wire: Sequence[Transmission]) -> float | Non
     the truth says which packet is a resend and when, the capture when its bytes went out
     before. None when no earlier copy was captured.
     """
-    earlier = [w.t for w in wire if w.t < segment.t - STAMP_S and (segment.seq - w.seq) % _MOD < w.len]
+    earlier = [w.t for w in wire if w.t < segment.t - STAMP_S and wire_sub(segment.seq, w.seq) < w.len]
     return segment.t - max(earlier) if earlier else None
 
 
