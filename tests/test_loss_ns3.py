@@ -23,12 +23,10 @@ from tcpsack_analyze.analysis import analyze
 from tcpsack_analyze.lab.scoring import (
     Score,
     Transmission,
-    expand_retransmissions,
     flow_map,
-    match_retransmissions,
+    rtd_pairs,
     score,
     sender_transmissions,
-    true_rtd,
 )
 from tcpsack_analyze.loss.patterns import bursts
 from tcpsack_analyze.truth import Truth, load
@@ -79,13 +77,10 @@ def _analyse(name: str) -> Run:
     )
     # ns-3 resends whole MSS-sized segments, never merged ones: the previous copy of the first
     # byte is the previous copy of the whole segment
-    segments = expand_retransmissions(truth, tx)
     rtds = []
-    for i, j in match_retransmissions(segments, rx, flows):
-        seg, ours = segments[i], rx[j]
-        rtd = true_rtd(seg, tx[seg.flow])
-        assert rtd is not None, (name, seg)
-        rtds.append((ours.index + 1, rtd * 1e3, None if ours.rtd_ns is None else ours.rtd_ns / 1e6))
+    for p in rtd_pairs(truth, rx, flows, tx):
+        assert p.truth_s is not None, (name, p.segment)
+        rtds.append((p.ours.index + 1, p.truth_s * 1e3, None if p.ours_s is None else p.ours_s * 1e3))
     return Run(truth, tx[0], sender, receiver, _bursts(an), _bursts(rv), rtds)
 
 

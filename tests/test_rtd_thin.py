@@ -21,11 +21,9 @@ import pytest
 from tcpsack_analyze.analysis import analyze
 from tcpsack_analyze.lab.scoring import (
     STAMP_S,
-    expand_retransmissions,
     flow_map,
-    match_retransmissions,
+    rtd_pairs,
     sender_transmissions,
-    true_rtd,
 )
 from tcpsack_analyze.seqspace import wire_sub
 from tcpsack_analyze.truth import load
@@ -59,16 +57,14 @@ def _analyse(name: str) -> ThinRun:
     flows = flow_map(an.connections, truth)
     wire = sender_transmissions(an.packets_df(), flows)
     ours = [r for res in an.loss.values() for r in res.retransmissions]
-    segments = expand_retransmissions(truth, wire)
     resends = []
-    for i, j in match_retransmissions(segments, ours, flows):
-        seg, r = segments[i], ours[j]
-        rtd = true_rtd(seg, wire[seg.flow])
-        assert rtd is not None, (name, seg)
+    for p in rtd_pairs(truth, ours, flows, wire):
+        seg = p.segment
+        assert p.truth_s is not None, (name, seg)
         earlier = [w for w in wire[seg.flow] if w.t < seg.t - STAMP_S]
         overlapping = max((w for w in earlier if wire_sub(w.seq, seg.seq) < seg.len or wire_sub(seg.seq, w.seq) < w.len),
                           key=lambda w: w.t)
-        resends.append(Resend(r.index + 1, rtd * 1e3, None if r.rtd_ns is None else r.rtd_ns / 1e6, overlapping.seq != seg.seq))
+        resends.append(Resend(p.ours.index + 1, p.truth_s * 1e3, None if p.ours_s is None else p.ours_s * 1e3, overlapping.seq != seg.seq))
     sender = next(c for c in an.report.connections if (c.id, "a2b") in flows or (c.id, "b2a") in flows)
     direction = sender.a2b if (sender.id, "a2b") in flows else sender.b2a
     return ThinRun(resends, max((r.backoff for r in truth.retransmissions if r.kind == "rto"), default=0), direction.loss.max_rto_backoff)

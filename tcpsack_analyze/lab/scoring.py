@@ -73,6 +73,7 @@ __all__ = [
     "Score",
     "SideScore",
     "Transmission",
+    "RtdPair",
     "TruthSegment",
     "drop_bursts",
     "drop_place",
@@ -88,6 +89,7 @@ __all__ = [
     "match_drops",
     "match_retransmissions",
     "redundant_drops",
+    "rtd_pairs",
     "run_lengths",
     "score",
     "sender_transmissions",
@@ -478,6 +480,30 @@ def true_rtd(segment: TruthSegment, wire: Sequence[Transmission]) -> float | Non
     """
     earlier = [w.t for w in wire if w.t < segment.t - STAMP_S and wire_sub(segment.seq, w.seq) < w.len]
     return segment.t - max(earlier) if earlier else None
+
+
+@dataclass(frozen=True)
+class RtdPair:
+    """One kernel retransmission matched to our record, with both RTDs in seconds."""
+
+    segment: TruthSegment
+    ours: rec.Retransmission
+    truth_s: float | None  # :func:`true_rtd`
+    ours_s: float | None  # our ``rtd_ns``; None when we saw no earlier copy
+
+
+def rtd_pairs(
+    truth: Truth, retransmissions: Sequence[rec.Retransmission], flows: FlowMap,
+    transmissions: Mapping[int, Sequence[Transmission]], tol_s: float = DEFAULT_TOL_S,
+) -> list[RtdPair]:
+    """The truth's retransmissions that we found (:func:`match_retransmissions`, on the sender
+    capture ``transmissions``), each with its true RTD and ours."""
+    segments = expand_retransmissions(truth, transmissions, tol_s=tol_s)
+    out = []
+    for i, j in match_retransmissions(segments, retransmissions, flows, tol_s):
+        seg, ours = segments[i], retransmissions[j]
+        out.append(RtdPair(seg, ours, true_rtd(seg, transmissions.get(seg.flow, ())), None if ours.rtd_ns is None else ours.rtd_ns / 1e9))
+    return out
 
 
 # --------------------------------------------------------------------------- score
