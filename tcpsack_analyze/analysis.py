@@ -155,10 +155,11 @@ def analyze(
         if packets:
             conn_of = np.empty(len(batch), dtype=np.int64)
             dir_of = np.empty(len(batch), dtype=np.int64)
-            for conn, rows in touched:
+            for conn, rows, _ in touched:
                 conn_of[rows] = conn.id
                 dir_of[rows] = conn._direction_of(batch, rows)
             pkt_parts.append(_packet_columns(batch, conn_of, dir_of))
+        del batch, touched  # before the reader decodes the next chunk (see read_capture)
     results = [c.finish() for c in pipe.connections]
     status, tcp_packets = pipe.status, pipe.tcp_packets
     loss = {(res.id, r.name): r for res in results for r in res.loss}
@@ -183,29 +184,32 @@ def analyze(
     return Analysis(report, table_df, loss, starts)
 
 
-Touched = list[tuple[Connection, np.ndarray]]
+Touched = list[tuple[Connection, np.ndarray, tuple[EventBatch, EventBatch] | None]]
 
 
 class _Pipeline:
     """Reads a capture through the flow table and every connection's stages, batch by batch."""
 
-    def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float, *, stages: bool = True) -> None:
+    def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float, *,
+                 stages: bool = True, keep_events: bool = False) -> None:
         self.path, self.status, self.bpf, self.chunk_bytes = path, status, bpf, chunk_bytes
+        self.keep_events = keep_events  # hand each batch's events on (else they are dropped at once)
         make = Connection if stages else partial(Connection, stages=False)
         self.table: FlowTable[Connection] = FlowTable(make, reuse_silence_s)
         self.tcp_packets = 0
 
     def batches(self) -> Iterator[tuple[PacketBatch, Touched]]:
-        """Each batch, once its connections have consumed it, with them and their rows (the
-        events they emitted are in ``last_events``). Connection ids are final by then: they
-        number connections by their first packet, and a later batch only holds later records."""
+        """Each batch, once its connections have consumed it, with them, their rows and (with
+        ``keep_events``) the events they emitted. Connection ids are final by then: they number
+        connections by their first packet, and a later batch only holds later records."""
         numbered = 0
         for batch in read_capture(self.path, self.status, self.bpf, self.chunk_bytes):
             self.tcp_packets += len(batch)
             touched: Touched = []
             for conn, rows in self.table.split(batch):
-                conn.consume(batch, rows)
-                touched.append((conn, rows))
+                events: tuple[EventBatch, EventBatch] | None = conn.consume(batch, rows)
+                touched.append((conn, rows, events if self.keep_events else None))
+                events = None  # not kept past the batch unless asked for
             new = sorted(self.table.connections[numbered:], key=lambda c: c.first_index)
             for k, conn in enumerate(new):
                 conn.id = numbered + k
@@ -225,10 +229,15 @@ def stream_events(
     """The events of every connection, batch by batch: (connection id, (a2b events, b2a
     events)) for each connection a batch touched, in the order the flow table met them. Only
     the flow stage runs (no RTT or loss stage): memory stays that of the flow state."""
-    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, stages=False)
-    for _batch, touched in pipe.batches():
-        for conn, _rows in touched:
-            yield conn.id, conn.last_events
+    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, stages=False, keep_events=True)
+    for batch, touched in pipe.batches():
+        del batch
+        touched.reverse()
+        while touched:  # each batch's events are let go before the reader decodes the next
+            conn, _rows, events = touched.pop()
+            assert events is not None
+            yield conn.id, events
+            del events
 
 
 def events_of(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcpsack_analyze.acks import dsack_first_block, duplicate_ack
-from tcpsack_analyze.events import EventBatch, Kind, Placement, StreamFacts
+from tcpsack_analyze.events import EventBatch, Kind, Placement, StreamFacts, events_from_rows
 from tcpsack_analyze.loss.tracker import LossTracker
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
@@ -141,8 +141,9 @@ class Connection:
         return np.where(is_a, 0, 1)
 
     # ---------------------------------------------------------------- consume
-    def consume(self, batch: PacketBatch, rows: np.ndarray) -> None:
-        """Account the packets ``rows`` of ``batch`` (this connection's, in file order)."""
+    def consume(self, batch: PacketBatch, rows: np.ndarray) -> tuple[EventBatch, EventBatch]:
+        """Account the packets ``rows`` of ``batch`` (this connection's, in file order); returns
+        the events of each direction they made, after the stages consumed them."""
         d_of = self._direction_of(batch, rows)
         ts = batch.ts_ns[rows]
         flags = batch.flags[rows]
@@ -167,13 +168,13 @@ class Connection:
         for job in acks:  # ACKs need the peer's snd_max as it was when each ACK was sent
             if job is not None:
                 _account_acks(self, *job)
-        self.last_events: tuple[EventBatch, EventBatch] = (self._events(ctx, d_of, 0), self._events(ctx, d_of, 1))
-        if not self.stages:
-            return
-        now = int(ts[-1])
-        for d, ev in enumerate(self.last_events):
-            rtt = self.dirs[d].rtt.feed(ev)
-            self.loss[d].feed(ev, now=now, facts=self.facts(d), rtt=rtt)
+        events = (self._events(ctx, d_of, 0), self._events(ctx, d_of, 1))
+        if self.stages:
+            now = int(ts[-1])
+            for d, ev in enumerate(events):
+                rtt = self.dirs[d].rtt.feed(ev)
+                self.loss[d].feed(ev, now=now, facts=self.facts(d), rtt=rtt)
+        return events
 
     def facts(self, d: int) -> StreamFacts:
         """What the loss tracker of direction ``d`` needs to know besides the events."""
@@ -188,28 +189,32 @@ class Connection:
         rows = np.flatnonzero(send | ack)
         is_send = send[rows]
         is_ack = ~is_send
-        nsack = np.where(is_ack, ctx.nsack[rows], 0)
-        sack = ctx.sack[rows]
-        sack[is_send] = 0
         opts = ctx.batch.opts
         raw = ctx.rows[rows]
-        return EventBatch(
-            kind=np.where(is_send, Kind.SEND, Kind.ACK).astype(np.int64),
-            time_ns=ctx.ts[rows],
-            index=ctx.order[rows],
-            flags=ctx.flags[rows].astype(np.int64),
-            start=np.where(is_send, ctx.start[rows], -1),
-            end=np.where(is_send, ctx.end[rows], -1),
-            placement=np.where(is_send, ctx.placement[rows], Placement.NONE),
-            tsval=np.where(is_send, opts.tsval[raw], -1).astype(np.int64),
-            ack=np.where(is_ack, ctx.ack[rows], -1),
-            win=np.where(is_ack, ctx.win[rows], -1),
-            tsecr=np.where(is_ack, opts.tsecr[raw], -1).astype(np.int64),
-            nsack=nsack,
-            dup=ctx.dup[rows] & is_ack,
-            dsack=ctx.dsack[rows] & is_ack,
-            sack=sack,
-        )
+        def pick(col: np.ndarray, own: np.ndarray, fill: int, dtype: type) -> np.ndarray:
+            out: np.ndarray = col[rows].astype(dtype, copy=False)  # a fresh array: masked in place
+            out[~own] = fill
+            return out
+
+        cols = {
+            "kind": np.where(is_ack, np.int8(Kind.ACK), np.int8(Kind.SEND)),
+            "time_ns": ctx.ts[rows],
+            "index": ctx.order[rows],
+            "flags": ctx.flags[rows].astype(np.int16),
+            "start": pick(ctx.start, is_send, -1, np.int64),
+            "end": pick(ctx.end, is_send, -1, np.int64),
+            "placement": pick(ctx.placement, is_send, Placement.NONE, np.int8),
+            "tsval": opts.tsval[raw].astype(np.int64),
+            "ack": pick(ctx.ack, is_ack, -1, np.int64),
+            "win": pick(ctx.win, is_ack, -1, np.int64),
+            "tsecr": opts.tsecr[raw].astype(np.int64),
+            "nsack": pick(ctx.nsack, is_ack, 0, np.int8),
+            "dup": ctx.dup[rows] & is_ack,
+            "dsack": ctx.dsack[rows] & is_ack,
+        }
+        cols["tsval"][is_ack] = -1
+        cols["tsecr"][is_send] = -1
+        return events_from_rows(cols, ctx.sack[rows])
 
     def finish(self) -> ConnectionResult:
         """Close the stages (end of capture) into the connection's frozen result; the loss

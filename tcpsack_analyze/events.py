@@ -149,18 +149,26 @@ class StreamFacts:
     turnaround_ns: int | None  # capture point -> data sender -> capture point (handshake)
     receiver_turnaround_ns: int | None  # capture point -> receiver -> capture point (handshake)
 
-_INT_COLUMNS = ("kind", "time_ns", "index", "flags", "start", "end", "placement", "tsval", "ack", "win", "tsecr", "nsack")
-_COLUMNS = (*_INT_COLUMNS, "dup", "dsack", "sack")
+# column -> dtype: small types where the values are small, so that a batch's events cost about
+# 70 bytes a row (SACK blocks apart, kept only for the ACKs that carry them)
+_DTYPES: dict[str, type] = {
+    "kind": np.int8, "time_ns": np.int64, "index": np.int64, "flags": np.int16, "start": np.int64, "end": np.int64,
+    "placement": np.int8, "tsval": np.int64, "ack": np.int64, "win": np.int64, "tsecr": np.int64, "nsack": np.int8,
+    "dup": np.bool_, "dsack": np.bool_, "sack_row": np.int32,
+}
+_ROW_COLUMNS = tuple(_DTYPES)
+_NOT_APPLICABLE = {"nsack": 0, "flags": 0, "dup": False, "dsack": False}  # others: -1
 
 
 @dataclass(frozen=True)
 class EventBatch:
     """Events of one direction as columns, one row per event, in capture order.
 
-    Integer columns are int64. A column that does not apply to a row's kind holds -1 (``start``,
-    ``end``, ``placement`` (``NONE``) and ``tsval`` of an ACK; ``ack``, ``win``, ``tsecr`` of a
-    send) or False/0. ``tsval``/``tsecr`` are -1 without the timestamp option. ``sack`` has shape
-    (n, 4, 2); only the first ``nsack`` blocks of a row are meaningful.
+    A column that does not apply to a row's kind holds -1 (``start``, ``end``, ``placement``
+    (``NONE``) and ``tsval`` of an ACK; ``ack``, ``win``, ``tsecr`` of a send) or False/0.
+    ``tsval``/``tsecr`` are -1 without the timestamp option. The SACK blocks of the ACKs that
+    carry some are rows of ``sack`` (shape (m, 4, 2)); ``sack_row`` says which (-1 for none) and
+    ``nsack`` how many of its blocks are meaningful; :meth:`blocks` reads them.
     """
 
     kind: np.ndarray
@@ -177,6 +185,7 @@ class EventBatch:
     nsack: np.ndarray
     dup: np.ndarray
     dsack: np.ndarray
+    sack_row: np.ndarray
     sack: np.ndarray
 
     def __len__(self) -> int:
@@ -195,17 +204,22 @@ class EventBatch:
         """Sends whose payload the loss rules read: placed, not a probe, not a bare SYN/FIN."""
         return np.asarray((self.kind == Kind.SEND) & (self.placement >= Placement.NEW) & (self.placement != Placement.PROBE))
 
+    def blocks(self, i: int) -> list[tuple[int, int]]:
+        """The SACK blocks of the ``i``-th event (an ACK), in the option's order."""
+        k = int(self.sack_row[i])
+        if k < 0:
+            return []
+        return [(int(lo), int(hi)) for lo, hi in self.sack[k, : int(self.nsack[i])].tolist()]
+
     def event(self, i: int) -> Event:
         """The ``i``-th event as a frozen per-event view."""
         if self.kind[i] == Kind.SEND:
             tsval = int(self.tsval[i])
             return Send(int(self.time_ns[i]), int(self.index[i]), int(self.start[i]), int(self.end[i]), int(self.flags[i]),
                         None if tsval < 0 else tsval, Placement(int(self.placement[i])))
-        n = int(self.nsack[i])
         tsecr = int(self.tsecr[i])
         return Ack(
-            int(self.time_ns[i]), int(self.index[i]), int(self.ack[i]),
-            tuple((int(lo), int(hi)) for lo, hi in self.sack[i, :n].tolist()),
+            int(self.time_ns[i]), int(self.index[i]), int(self.ack[i]), tuple(self.blocks(i)),
             bool(self.dsack[i]), bool(self.dup[i]), int(self.win[i]), None if tsecr < 0 else tsecr, int(self.flags[i]),
         )
 
@@ -218,22 +232,19 @@ class EventBatch:
 
     def take(self, rows: np.ndarray | slice) -> EventBatch:
         """The events ``rows`` (indices, a boolean mask or a slice), as a batch."""
-        return EventBatch(**{c: getattr(self, c)[rows] for c in _COLUMNS})
+        cols = {c: getattr(self, c)[rows] for c in _ROW_COLUMNS}
+        return _with_sack(cols, self.sack)
 
     @classmethod
     def empty(cls) -> EventBatch:
         return cls.allocate(0)
 
     @classmethod
-    def allocate(cls, n: int) -> EventBatch:
-        """A batch of ``n`` rows with every column at its 'does not apply' value."""
-        cols: dict[str, np.ndarray] = {c: np.full(n, -1, np.int64) for c in _INT_COLUMNS}
-        cols["nsack"][:] = 0
-        cols["flags"][:] = 0
-        cols["dup"] = np.zeros(n, bool)
-        cols["dsack"] = np.zeros(n, bool)
-        cols["sack"] = np.zeros((n, MAX_SACK_BLOCKS, 2), np.int64)
-        return cls(**cols)
+    def allocate(cls, n: int, sack_rows: int = 0) -> EventBatch:
+        """A batch of ``n`` rows with every column at its 'does not apply' value, and room for
+        ``sack_rows`` rows of SACK blocks."""
+        cols: dict[str, np.ndarray] = {c: np.full(n, _NOT_APPLICABLE.get(c, -1), dtype=t) for c, t in _DTYPES.items()}
+        return cls(**cols, sack=np.zeros((sack_rows, MAX_SACK_BLOCKS, 2), np.int64))
 
     @classmethod
     def concat(cls, batches: Sequence[EventBatch]) -> EventBatch:
@@ -242,13 +253,19 @@ class EventBatch:
             return cls.empty()
         if len(batches) == 1:
             return batches[0]
-        return cls(**{c: np.concatenate([getattr(b, c) for b in batches]) for c in _COLUMNS})
+        cols = {c: np.concatenate([getattr(b, c) for b in batches]) for c in _ROW_COLUMNS}
+        offsets = np.cumsum([0] + [b.sack.shape[0] for b in batches[:-1]])
+        cols["sack_row"] = np.concatenate([np.where(b.sack_row >= 0, b.sack_row + off, -1) for b, off in zip(batches, offsets)]).astype(np.int32)
+        return cls(**cols, sack=np.concatenate([b.sack for b in batches]))
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> EventBatch:
         """A batch built from per-event views (hand-made conversations in tests and notebooks)."""
         evs = list(events)
-        out = cls.allocate(len(evs))
+        with_sack = [i for i, e in enumerate(evs) if isinstance(e, Ack) and e.sack]
+        out = cls.allocate(len(evs), len(with_sack))
+        for k, i in enumerate(with_sack):
+            out.sack_row[i] = k
         for i, e in enumerate(evs):
             out.time_ns[i] = e.time_ns
             out.index[i] = e.index
@@ -267,7 +284,7 @@ class EventBatch:
                 out.tsecr[i] = -1 if e.tsecr is None else e.tsecr
                 out.nsack[i] = len(e.sack)
                 for k, (lo, hi) in enumerate(e.sack):
-                    out.sack[i, k] = (lo, hi)
+                    out.sack[out.sack_row[i], k] = (lo, hi)
                 out.dup[i] = e.dup
                 out.dsack[i] = e.dsack
         return out
@@ -276,14 +293,33 @@ class EventBatch:
         """The batch as a pandas DataFrame (one row per event; SACK blocks as a list per row)."""
         import pandas as pd
 
-        cols: dict[str, object] = {c: getattr(self, c) for c in _INT_COLUMNS}
-        cols["dup"] = self.dup
-        cols["dsack"] = self.dsack
-        cols["sack"] = [[tuple(b) for b in self.sack[i, :n].tolist()] for i, n in enumerate(self.nsack.tolist())]
+        cols: dict[str, object] = {c: getattr(self, c) for c in _ROW_COLUMNS if c != "sack_row"}
+        cols["sack"] = [self.blocks(i) for i in range(len(self))]
         df = pd.DataFrame(cols)
         df["kind"] = df["kind"].map({Kind.SEND: "send", Kind.ACK: "ack"})
         df["placement"] = [Placement(p).name.lower() if k == "send" else None for k, p in zip(df["kind"], df["placement"])]
         return df
 
 
-__all__ = ["Ack", "Dir", "Event", "EventBatch", "Kind", "Placement", "Send", "StreamFacts"]
+def _with_sack(cols: dict[str, np.ndarray], sack: np.ndarray) -> EventBatch:
+    """A batch of the row columns ``cols`` whose ``sack_row`` point into ``sack``: only the
+    SACK rows they use are kept, renumbered."""
+    used = cols["sack_row"] >= 0
+    rows = cols["sack_row"][used]
+    renumbered = np.full(cols["sack_row"].shape, -1, np.int32)
+    renumbered[used] = np.arange(rows.size, dtype=np.int32)
+    cols["sack_row"] = renumbered
+    return EventBatch(**cols, sack=sack[rows])
+
+
+def events_from_rows(cols: dict[str, np.ndarray], sack: np.ndarray) -> EventBatch:
+    """A batch from row columns (any integer dtypes; cast here) and, for each row, its SACK
+    blocks in ``sack`` (shape (n, 4, 2); read only where ``nsack > 0``): the flow stage's way in."""
+    typed: dict[str, np.ndarray] = {c: np.asarray(cols[c], dtype=t) for c, t in _DTYPES.items() if c != "sack_row"}
+    has = typed["nsack"] > 0
+    sack_row = np.full(has.shape, -1, np.int32)
+    sack_row[has] = np.arange(int(has.sum()), dtype=np.int32)
+    return EventBatch(**typed, sack_row=sack_row, sack=np.ascontiguousarray(sack[has]))
+
+
+__all__ = ["Ack", "Dir", "Event", "EventBatch", "Kind", "Placement", "Send", "StreamFacts", "events_from_rows"]

@@ -254,7 +254,7 @@ class _Packets:
             s, k = divmod(int(self._ack[i]), 1 << 40)
             e = self._parts[1][s]
             ack = int(e.ack[k])
-            sack = [(int(lo), int(hi)) for lo, hi in e.sack[k, : int(e.nsack[k])].tolist()]
+            sack = e.blocks(k)
             dup = bool(e.dup[k])
         return _Pkt(int(self.index[i]), int(self.ts[i]), int(self.side[i]), flags, seq, int(self.paylen[i]), ack, sack, dup)
 

@@ -444,7 +444,7 @@ class LossTracker:
                     self.snd_max = end[i]
                 self.last_send_ns = t
             elif is_ack[i]:
-                blocks = v.sack[i, : nsack[i]].tolist() if nsack[i] else []
+                blocks = [list(b) for b in v.blocks(i)] if nsack[i] else []
                 self._on_ack(ack[i], ts[i], dup[i], dsack[i], blocks, tsecr[i])
             i += 1
             if not self._busy:
