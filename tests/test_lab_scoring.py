@@ -9,6 +9,7 @@ import pytest
 from tcpsack_analyze.lab.droplog import Drop
 from tcpsack_analyze.lab.scoring import (
     Transmission,
+    TruthSegment,
     drop_bursts,
     drop_place,
     drop_time,
@@ -22,6 +23,7 @@ from tcpsack_analyze.lab.scoring import (
     run_lengths,
     score,
     transmissions_from_capture,
+    true_rtd,
 )
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.truth import Flow, Retransmission, Truth, load
@@ -447,3 +449,20 @@ def test_receiver_vantage_on_a_real_run_with_late_frames() -> None:
     s = score(truth, mine, [], {(0, "a2b"): 0}, sender, vantage="receiver")
     assert s.retrans_dropped == len(segments) - len(mine)
     assert (s.retrans_precision, s.retrans_recall) == (1.0, 1.0)
+
+
+def test_true_rtd_times_each_resend_from_the_previous_copy_of_its_first_byte() -> None:
+    """The thesis's case (issue 13): 101-401 resent after a TLP of 301-401 is timed from the
+    original of 101 (1.000 s), not from the probe (0.256 s); a resend with no earlier copy of its
+    first byte on the capture has none; the resend's own copy stamped a few us early is skipped."""
+    wire = [
+        Transmission(1.000, 101, 100, 0), Transmission(1.100, 201, 100, 1), Transmission(1.200, 301, 100, 2),
+        Transmission(1.158, 301, 100, 3),  # the TLP, out of order in the list on purpose
+        Transmission(1.413998, 101, 300, 4),  # the resend itself, stamped 2 us before its trace time
+    ]
+    resend = TruthSegment(flow=0, seq=101, len=300, t=1.414, kind="rto", ca_state="Loss", record=0)
+    assert true_rtd(resend, wire) == pytest.approx(0.414)
+    assert true_rtd(TruthSegment(0, 301, 100, 1.414, "rto", "Loss", 1), wire) == pytest.approx(0.214)
+    assert true_rtd(TruthSegment(0, 2**32 - 50, 100, 1.414, "rto", "Loss", 2), wire) is None
+    wrapped = [Transmission(0.5, 2**32 - 50, 100, 0)]  # covers 2**32-50 .. 49 across the wrap
+    assert true_rtd(TruthSegment(0, 10, 40, 0.9, "fast", "Recovery", 0), wrapped) == pytest.approx(0.4)

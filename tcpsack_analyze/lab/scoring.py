@@ -68,10 +68,12 @@ from tcpsack_analyze.truth import Truth
 
 __all__ = [
     "DEFAULT_TOL_S",
+    "STAMP_S",
     "VANTAGES",
     "Score",
     "SideScore",
     "Transmission",
+    "RtdPair",
     "TruthSegment",
     "drop_bursts",
     "drop_place",
@@ -87,10 +89,12 @@ __all__ = [
     "match_drops",
     "match_retransmissions",
     "redundant_drops",
+    "rtd_pairs",
     "run_lengths",
     "score",
     "sender_transmissions",
     "transmissions_from_capture",
+    "true_rtd",
     "upstream_fills",
 ]
 
@@ -453,6 +457,52 @@ def redundant_drops(
                         delivered.add(*part)
             if delivered.overlap(0, d.len) == d.len:
                 out.add(i)
+    return out
+
+
+# --------------------------------------------------------------------------- RTD
+
+
+STAMP_S = 1e-5
+"""A capture's copy of a traced retransmission is stamped up to a few microseconds from the
+truth's time of it (microsecond pcap stamps; the trace fires just after the tap): an earlier
+copy closer than this is the retransmission itself."""
+
+
+def true_rtd(segment: TruthSegment, wire: Sequence[Transmission]) -> float | None:
+    """Seconds from the previous transmission of ``segment``'s first byte to ``segment``: its
+    retransmission delay (DOMAIN.md section 5), each resend timed from the previous copy of its
+    own first bytes even when it merges bytes sent more recently (the thesis, seed 001).
+
+    ``wire`` is the flow's data segments on the sender capture (:func:`sender_transmissions`):
+    the truth says which packet is a resend and when, the capture when its bytes went out
+    before. None when no earlier copy was captured.
+    """
+    earlier = [w.t for w in wire if w.t < segment.t - STAMP_S and wire_sub(segment.seq, w.seq) < w.len]
+    return segment.t - max(earlier) if earlier else None
+
+
+@dataclass(frozen=True)
+class RtdPair:
+    """One kernel retransmission matched to our record, with both RTDs in seconds."""
+
+    segment: TruthSegment
+    ours: rec.Retransmission
+    truth_s: float | None  # :func:`true_rtd`
+    ours_s: float | None  # our ``rtd_ns``; None when we saw no earlier copy
+
+
+def rtd_pairs(
+    truth: Truth, retransmissions: Sequence[rec.Retransmission], flows: FlowMap,
+    transmissions: Mapping[int, Sequence[Transmission]], tol_s: float = DEFAULT_TOL_S,
+) -> list[RtdPair]:
+    """The truth's retransmissions that we found (:func:`match_retransmissions`, on the sender
+    capture ``transmissions``), each with its true RTD and ours."""
+    segments = expand_retransmissions(truth, transmissions, tol_s=tol_s)
+    out = []
+    for i, j in match_retransmissions(segments, retransmissions, flows, tol_s):
+        seg, ours = segments[i], retransmissions[j]
+        out.append(RtdPair(seg, ours, true_rtd(seg, transmissions.get(seg.flow, ())), None if ours.rtd_ns is None else ours.rtd_ns / 1e9))
     return out
 
 
