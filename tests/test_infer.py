@@ -81,3 +81,16 @@ def test_sender_mss_is_the_common_payload() -> None:
     batch = EventBatch.of([send(0, 0, count=1), send(1, 1, count=1), send(2, 2, count=3)])
     assert sender_mss(batch, 1460) == SMSS  # the 3-segment send is TSO
     assert sender_mss(EventBatch.of([ack(0, 0)])) == 0
+
+
+def test_sender_section() -> None:
+    from tcpsack_analyze.models.section import sender_section
+
+    conv = [send(0, 0, count=10), *(ack(100 + i, 0, dup=True) for i in range(3)), send(104, 0, resent=True),
+            ack(200, 10), send(201, 10, count=5)]
+    sec = sender_section(infer_direction(EventBatch.of(conv), SMSS, ["reno", "tahoe"], RFC))
+    assert sec.best == "reno" and sec.verdict == "reno (confidence 1.00)" and sec.conformance == 1.0
+    assert sec.cwnd_segments == {"min": 5.0, "median": 9.0, "max": 10.0} and sec.recoveries == 1  # 10 10 8 5
+    assert sec.to_dict()["schema_version"] == 1
+    none = sender_section(infer_direction(EventBatch.of([send(0, 0)]), SMSS, ["reno"]))
+    assert none.best is None and none.verdict.startswith("no ACKs") and none.cwnd_segments is None

@@ -51,3 +51,13 @@ def test_timer_maximum() -> None:
     for _ in range(5):
         timer.on_expiry(0)
     assert timer.current_s() == 3.0
+
+
+def test_linux_bounds_the_variance_term() -> None:
+    rfc = RetransmissionTimer(minimum_s=0.2, initial_s=1.0, maximum_s=120.0, backoff=2.0)
+    linux = RetransmissionTimer(minimum_s=0.2, initial_s=1.0, maximum_s=120.0, backoff=2.0, minimum_on_variance=True)
+    for timer in (rfc, linux):
+        for _ in range(50):
+            timer.sample(0.2)  # a steady 200 ms: RTTVAR decays towards 0
+    assert rfc.base_s() == pytest.approx(0.2, abs=0.005)  # max(SRTT + 4 RTTVAR, 200 ms)
+    assert linux.base_s() == pytest.approx(0.4, abs=0.005)  # SRTT + max(200 ms, 4 RTTVAR)

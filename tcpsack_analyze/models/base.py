@@ -53,6 +53,10 @@ class State(str, enum.Enum):
     LOSS = "loss"  # after a retransmission timeout, until the data then outstanding is ACKed
 
 
+# the states as plain names: Python 3.11 looks enum members up slowly, and these are read per event
+SLOW_START, CONGESTION_AVOIDANCE, RECOVERY, LOSS = State.SLOW_START, State.CONGESTION_AVOIDANCE, State.RECOVERY, State.LOSS
+
+
 @dataclass(frozen=True)
 class SenderOptions:
     """Options shared by every model (DOMAIN.md section 8). The defaults are the RFCs'.
@@ -80,6 +84,8 @@ class SenderOptions:
             highest outstanding segment) is allowed 2 SRTT after the last send.
         rto_min_s, rto_initial_s, rto_max_s, rto_backoff: the RFC 6298 timer (sections 2.1, 2.4,
             2.5, 5.5): 1 s, 1 s, 60 s, 2 by the RFC; Linux uses a 200 ms minimum and 120 s maximum.
+        rto_min_on_variance: the minimum bounds the variance term, RTO = SRTT + max(rto_min,
+            4 RTTVAR), as Linux's ``__tcp_set_rto``, instead of the RTO (RFC 6298 2.4).
         thin_threshold: a direction is thin with this many segments or fewer in flight
             (DOMAIN.md section 6).
         thin_linear_timeouts: no RTO backoff while thin (paper 001 section 4.1).
@@ -109,6 +115,7 @@ class SenderOptions:
     rto_initial_s: float = 1.0
     rto_max_s: float = 60.0
     rto_backoff: float = 2.0
+    rto_min_on_variance: bool = False
     thin_threshold: int = 4
     thin_linear_timeouts: bool = False
     thin_dupack: bool = False
@@ -137,10 +144,10 @@ class SenderOptions:
     @classmethod
     def linux(cls) -> SenderOptions:
         """A Linux sender (5.x/6.x defaults): IW 10, slow start by bytes, ssthresh from cwnd,
-        cwnd validation, PRR, RACK-TLP, 200 ms minimum and 120 s maximum RTO, undo of spurious
+        cwnd validation, PRR, RACK-TLP, RTO = SRTT + max(200 ms, 4 RTTVAR) up to 120 s, undo of spurious
         RTOs, SACK kept across an RTO, HyStart."""
         return cls(slow_start="bytes", ssthresh_from="cwnd", cwnd_validation=True, rack=True, tlp=True,
-                   rto_min_s=0.2, rto_max_s=120.0, undo=True, expunge_sack_on_rto=False, hystart=True)
+                   rto_min_s=0.2, rto_max_s=120.0, rto_min_on_variance=True, undo=True, expunge_sack_on_rto=False, hystart=True)
 
 
 class SenderModel(ABC):
@@ -163,9 +170,9 @@ class SenderModel(ABC):
         o = self.options
         self.cwnd = o.initial_window * smss
         self.ssthresh = INFINITE
-        self.state = State.SLOW_START
+        self.state = SLOW_START
         self.board = Scoreboard(smss, o.dup_thresh, start)
-        self.timer = RetransmissionTimer(o.rto_min_s, o.rto_initial_s, o.rto_max_s, o.rto_backoff)
+        self.timer = RetransmissionTimer(o.rto_min_s, o.rto_initial_s, o.rto_max_s, o.rto_backoff, o.rto_min_on_variance)
         self.dup_acks = 0
         self.rwnd: int | None = None
         self.timeouts = 0
@@ -197,12 +204,12 @@ class SenderModel(ABC):
         ``rack``, in recovery every hole below the highest SACK is presumed lost, as Linux's RACK
         with no reordering seen: RFC 8985 section 6.2, reordering window 0 in recovery), the
         flight without; after an RTO only what was sent since (module docstring)."""
-        if self.state is State.LOSS:
+        if self.state is LOSS:
             resent = max(0, min(self._resent_high, self._loss_point) - self.board.high_ack)
             return resent + max(0, self.board.high_data - max(self._loss_point, self.board.high_ack))
         if not self.uses_sack:
             return self.flight
-        if self.options.rack and self.state is State.RECOVERY and self.board.high_sack is not None:
+        if self.options.rack and self.state is RECOVERY and self.board.high_sack is not None:
             return self.board.pipe(lost_below=self.board.high_sack)
         return self.board.pipe()
 
@@ -253,7 +260,7 @@ class SenderModel(ABC):
             self._timed = None  # Karn's rule (RFC 6298 section 3)
             if self._undo is not None and self._undo_tsval is None:
                 self._undo_tsval = send.tsval
-            if self.state is State.LOSS:
+            if self.state is LOSS:
                 self._resent_high = max(self._resent_high, send.end)
         else:
             if self._timed is None:
@@ -280,13 +287,13 @@ class SenderModel(ABC):
                 self._round_end = self.board.high_data
         duplicate = res.duplicate if self.uses_sack else ack.dup
         self.dup_acks = res.dup_acks if self.uses_sack else (0 if res.cumulative else self.dup_acks + int(duplicate))
-        if self.state is State.LOSS and res.cumulative and self._spurious(ack):
+        if self.state is LOSS and res.cumulative and self._spurious(ack):
             assert self._undo is not None
             self.cwnd, self.ssthresh = max(self.cwnd, self._undo[0]), max(self.ssthresh, self._undo[1])
             self.state = self._open_state()
-        if self.state is State.LOSS and self.board.high_ack >= self._loss_point:
+        if self.state is LOSS and self.board.high_ack >= self._loss_point:
             self.state = self._open_state()
-        if self.state is not State.LOSS:
+        if self.state is not LOSS:
             self._undo = self._undo_tsval = None
         self._on_ack(ack, res, duplicate)
         return res
@@ -317,7 +324,7 @@ class SenderModel(ABC):
         ssthresh is reduced on the first expiry for the data outstanding (equation 4), not on
         the backed-off ones; cwnd falls to one segment (the loss window); the timer backs off.
         """
-        if self.state is not State.LOSS:
+        if self.state is not LOSS:
             self._undo, self._undo_tsval = (self.cwnd, self.ssthresh), None
             self.ssthresh = self._ssthresh_on_loss()
         self.timeouts += 1
@@ -327,7 +334,7 @@ class SenderModel(ABC):
     def _enter_loss(self, now: int) -> None:
         """cwnd = 1 segment and go-back-N from the cumulative ACK (module docstring)."""
         self.cwnd = self.smss
-        self.state = State.LOSS
+        self.state = LOSS
         self._loss_point = self.board.high_data
         self._resent_high = self.board.high_ack
         self._after_rto = True
@@ -369,7 +376,7 @@ class SenderModel(ABC):
         """Whether this ACK starts loss recovery: DupThresh duplicate ACKs (RFC 5681 section
         3.2), IsLost under SACK (RFC 6675 section 5), or one duplicate ACK while thin with
         ``thin_dupack`` (paper 001) or when RACK sees SACKed data above a hole."""
-        if self.state in (State.RECOVERY, State.LOSS) or not duplicate:
+        if self.state in (RECOVERY, LOSS) or not duplicate:
             return False
         if self.uses_sack:
             if not self.board.can_enter_recovery:
@@ -395,7 +402,7 @@ class SenderModel(ABC):
             self.cwnd = min(self.cwnd + inc, max(self.ssthresh, self.cwnd))
         else:
             self._increase_ca(acked, now)
-        if self.state is not State.LOSS:
+        if self.state is not LOSS:
             self.state = self._open_state()
 
     def _cwnd_limited(self) -> bool:
@@ -406,7 +413,7 @@ class SenderModel(ABC):
         return used >= self.cwnd
 
     def _open_state(self) -> State:
-        return State.SLOW_START if self.cwnd < self.ssthresh else State.CONGESTION_AVOIDANCE
+        return SLOW_START if self.cwnd < self.ssthresh else CONGESTION_AVOIDANCE
 
     def _rtt_sample(self, ack: Ack, now: int) -> None:
         """An ACK of new data: a timestamp echo of a first transmission (RFC 7323 section 4.3),

@@ -20,7 +20,7 @@ exceeds the minimum RTT by ``clamp(min RTT / 8, 4 ms, 16 ms)`` (delay increase).
 from __future__ import annotations
 
 from tcpsack_analyze.events import Ack
-from tcpsack_analyze.models.base import State, register
+from tcpsack_analyze.models.base import SLOW_START, register
 from tcpsack_analyze.models.rto import NS
 from tcpsack_analyze.models.sack import Sack
 from tcpsack_analyze.scoreboard import AckResult
@@ -55,7 +55,7 @@ class Cubic(Sack):
     _hs_last_ack = 0
 
     def _on_ack(self, ack: Ack, res: AckResult, duplicate: bool) -> None:
-        if res.cumulative and self.options.hystart and self.state is State.SLOW_START:
+        if res.cumulative and self.options.hystart and self.state is SLOW_START:
             self._hystart(ack.time_ns)
         self._hs_rtt = None
         super()._on_ack(ack, res, duplicate)

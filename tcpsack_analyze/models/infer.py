@@ -13,11 +13,12 @@ The rules, per observed data send:
   packet rule, at most one segment more lenient than RFC 6675 step (C)), so pipe above cwnd by
   more than one SMSS after it, ``n`` whole segments more, is "sent n segments beyond cwnd" (consecutive sends without an ACK between them make one
   violation, with the largest excess).
-* **A retransmission** outside recovery is explained, in this order, by the model's own RTO
-  having expired (the model then times out; a 10% slack absorbs RTT-estimate differences), by
-  a tail loss probe (``tlp``: no duplicate ACK, 2 SRTT since the last send; exempt from the
-  window check), or by RACK (``rack``: a hole below SACKed data, whatever the duplicate ACK
-  count; the model enters recovery); otherwise it is "retransmitted after 1
+* **A retransmission** outside recovery is explained, in this order, by a tail loss probe
+  (``tlp``: the highest outstanding segment, no duplicate ACK, 2 SRTT since the last send or the
+  RTO due, RFC 8985 section 7.2; exempt from the window check; when the RTO has expired, only if
+  it is not also the lowest), by RACK (``rack``: a hole below SACKed data after at least one
+  duplicate ACK, however few; the model enters recovery), or by the model's own RTO having
+  expired (the model then times out; a 10% slack absorbs RTT-estimate differences); otherwise it is "retransmitted after 1
   dupACK" or "retransmitted 120 ms before the RTO expired" (and, for a repeated RTO whose time
   fits the un-backed-off RTO, "no backoff on the second RTO"). A second retransmission of the
   same segment needs the RTO (or, inside recovery, RACK: ``rack``).
@@ -54,7 +55,11 @@ from tcpsack_analyze.events import (
     StreamFacts,
 )
 from tcpsack_analyze.models.base import (
+    CONGESTION_AVOIDANCE,
     INFINITE,
+    LOSS,
+    RECOVERY,
+    SLOW_START,
     SenderModel,
     SenderOptions,
     State,
@@ -175,26 +180,45 @@ class DirectionInference:
 
 def run_model(
     model: str | type[SenderModel],
-    events: EventBatch,
+    events: EventBatch | Sequence[Send | Ack],
     smss: int,
     options: SenderOptions | None = None,
     *,
     ack_shift_ns: int = 0,
 ) -> ModelRun:
-    """Drive one model with a direction's events (module docstring) and judge every send."""
+    """Drive one model with a direction's events (module docstring) and judge every send.
+
+    ``events`` is a batch, or the list :func:`sender_view` makes of one (to share it between
+    models); ``ack_shift_ns`` applies to a batch only."""
     cls = model_class(model)
-    order = _sender_order(events, ack_shift_ns)
-    first = _first_data(events)
-    m = cls(smss, options, start=first)
+    view = sender_view(events, ack_shift_ns) if isinstance(events, EventBatch) else events
+    sends = [e.start for e in view if isinstance(e, Send)]
+    m = cls(smss, options, start=min(sends) if sends else 1)
     judge = _Judge(m, cls.name or cls.__name__)
+    for ev in view:
+        if isinstance(ev, Send):
+            judge.send(ev)
+        else:
+            judge.ack(ev)
+    return judge.finish()
+
+
+def sender_view(events: EventBatch, ack_shift_ns: int = 0) -> list[Send | Ack]:
+    """The data sends and the ACKs of a direction as the sender saw them: ACK times delayed by
+    ``ack_shift_ns`` and the events re-ordered by time (module docstring); sends that no loss
+    rule reads (SYN/FIN without payload, zero-window probes) are left out."""
+    keep = events.is_data | events.is_ack
+    order = np.nonzero(keep)[0]
+    if ack_shift_ns:
+        t = events.time_ns[order] + np.where(events.kind[order] == Kind.ACK, ack_shift_ns, 0)
+        order = order[np.argsort(t, kind="stable")]
+    out: list[Send | Ack] = []
     for i in order.tolist():
         ev = events.event(i)
-        if isinstance(ev, Send):
-            if events.placement[i] >= Placement.NEW and events.placement[i] != Placement.PROBE and ev.end > ev.start:
-                judge.send(ev)
-        else:
-            judge.ack(dataclasses.replace(ev, time_ns=ev.time_ns + ack_shift_ns))
-    return judge.finish()
+        if isinstance(ev, Ack) and ack_shift_ns:
+            ev = dataclasses.replace(ev, time_ns=ev.time_ns + ack_shift_ns)
+        out.append(ev)
+    return out
 
 
 def infer_direction(
@@ -224,7 +248,8 @@ def infer_direction(
         status = "no MSS known: no model can run"
     if status != "ok":
         return DirectionInference(conn, direction, vantage, smss, first, shift, status, (), None)
-    runs = [run_model(m, events, smss, options, ack_shift_ns=shift) for m in models]
+    view = sender_view(events, shift)
+    runs = [run_model(m, view, smss, options) for m in models]
     runs.sort(key=lambda r: (-r.conformance, math.inf if r.cwnd_error is None else abs(r.cwnd_error)))
     naive = runs[0].flight / smss
     stats = (float(naive.min()), float(np.median(naive)), float(naive.max())) if naive.size else None
@@ -245,19 +270,6 @@ def sender_mss(events: EventBatch, mss_option: int | None = None) -> int:
         return int(mss_option or 0)
     values, counts = np.unique(lengths, return_counts=True)
     return int(values[counts.argmax()])
-
-
-def _first_data(events: EventBatch) -> int:
-    data = events.is_data
-    return int(events.start[data].min()) if data.any() else 1
-
-
-def _sender_order(events: EventBatch, shift: int) -> np.ndarray:
-    """Event rows in the order the sender saw them: ACK times delayed by ``shift``."""
-    if shift == 0:
-        return np.arange(len(events))
-    t = events.time_ns + np.where(events.kind == Kind.ACK, shift, 0)
-    return np.argsort(t, kind="stable")
 
 
 def _turnaround_from_events(events: EventBatch) -> int:
@@ -337,13 +349,24 @@ class _Judge:
         expired = deadline is not None and now >= deadline - slack
         repeat = ev.start in self.resent
         self.resent.add(ev.start)
-        if m.state in (State.RECOVERY, State.LOSS) and not repeat:
+        if m.state in (RECOVERY, LOSS) and not repeat:
             return None, False
+        srtt = m.srtt_s
+        pto = (srtt is not None and m.last_send_ns is not None
+               and now - m.last_send_ns >= int(TLP_FACTOR * srtt * (1 - RTO_SLACK) * NS))
+        probe = m.options.tlp and not repeat and m.dup_acks == 0 and ev.end >= m.board.high_data and (pto or expired)
+        if probe and (not expired or ev.start > m.board.high_ack):
+            return None, True  # a probe resends the highest segment, an RTO the lowest
+        high_sack = m.board.high_sack
+        if (m.options.rack and m.uses_sack and not repeat and m.dup_acks > 0 and high_sack is not None
+                and ev.start < high_sack):
+            m.enter_recovery(now)  # RACK: the reordering window expired (the sender's timing)
+            return None, True
         if expired:
             self._timeout(now)
             return None, False
         if repeat:
-            if m.state is State.RECOVERY and m.options.rack:
+            if m.state is RECOVERY and m.options.rack:
                 return None, False
             ordinal = _ORDINAL.get(m.timer.backoffs + 1, f"{m.timer.backoffs + 1}th")
             unbacked = deadline is not None and m.timer.backoffs and now >= deadline - int(
@@ -352,14 +375,6 @@ class _Judge:
                     f"retransmitted the same segment again {self._early(deadline, now)}")
             self._timeout(now)
             return ("no backoff" if unbacked else "repeat", text), False
-        srtt = m.srtt_s
-        if (m.options.tlp and m.dup_acks == 0 and srtt is not None and m.last_send_ns is not None
-                and now - m.last_send_ns >= int(TLP_FACTOR * srtt * (1 - RTO_SLACK) * NS)):
-            return None, True
-        high_sack = m.board.high_sack
-        if m.options.rack and m.uses_sack and high_sack is not None and ev.start < high_sack:
-            m.enter_recovery(now)  # RACK: the reordering window expired (the sender's timing)
-            return None, True
         if m.dup_acks > 0:
             text = f"retransmitted after {m.dup_acks} dupACK{'s' if m.dup_acks > 1 else ''}"
             m.enter_recovery(now)
@@ -389,7 +404,7 @@ class _Judge:
         m.on_ack(ev)
         if m.cwnd <= m.smss < before:
             self.edges += 1
-        if m.state is State.RECOVERY and state is not State.RECOVERY:
+        if m.state is RECOVERY and state is not RECOVERY:
             self.fast_pending = True
         self.burst_excess = 0
         if len(self.resent) > 64:
@@ -411,7 +426,7 @@ class _Judge:
         else:
             limit = "application"
         self.limit_time[limit] += now - self.last_ack_ns
-        if limit == "cwnd" and m.state in (State.SLOW_START, State.CONGESTION_AVOIDANCE):
+        if limit == "cwnd" and m.state in (SLOW_START, CONGESTION_AVOIDANCE):
             self.gaps.append((m.cwnd - self.interval_peak) / m.smss)
 
     def finish(self) -> ModelRun:
@@ -518,5 +533,5 @@ def infer_capture(
 
 __all__ = [
     "FIT_THRESHOLD", "CaptureInference", "DirectionInference", "ModelRun", "Violation",
-    "infer_capture", "infer_direction", "run_model", "sender_mss",
+    "infer_capture", "infer_direction", "run_model", "sender_mss", "sender_view",
 ]

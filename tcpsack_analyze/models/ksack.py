@@ -13,7 +13,7 @@ say). Sending is governed by the RFC 6675 pipe, as the paper's pipe estimation.
 from __future__ import annotations
 
 from tcpsack_analyze.events import Ack
-from tcpsack_analyze.models.base import State, register
+from tcpsack_analyze.models.base import RECOVERY, register
 from tcpsack_analyze.models.sack import Sack
 from tcpsack_analyze.scoreboard import AckResult
 
@@ -60,5 +60,5 @@ class KSack(Sack):
 
     def _on_ack(self, ack: Ack, res: AckResult, duplicate: bool) -> None:
         super()._on_ack(ack, res, duplicate)
-        if self.state is not State.RECOVERY:
+        if self.state is not RECOVERY:
             self._k_phase = False

@@ -8,7 +8,7 @@ Without SACK the pipe is the flight, so inflation is what lets new data out duri
 from __future__ import annotations
 
 from tcpsack_analyze.events import Ack
-from tcpsack_analyze.models.base import SenderModel, State, register
+from tcpsack_analyze.models.base import RECOVERY, SenderModel, register
 from tcpsack_analyze.scoreboard import AckResult
 
 
@@ -17,7 +17,7 @@ class Reno(SenderModel):
     name = "reno"
 
     def _on_ack(self, ack: Ack, res: AckResult, duplicate: bool) -> None:
-        if self.state is State.RECOVERY:
+        if self.state is RECOVERY:
             if res.cumulative:
                 self._recovery_ack(res)
             elif duplicate:
@@ -36,7 +36,7 @@ class Reno(SenderModel):
     def enter_recovery(self, now: int) -> bool:
         self.ssthresh = self._ssthresh_on_loss()
         self.cwnd = self.ssthresh + self.options.dup_thresh * self.smss
-        self.state = State.RECOVERY
+        self.state = RECOVERY
         self.recoveries += 1
         self._recover = self.board.high_data
         return True

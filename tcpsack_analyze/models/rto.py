@@ -5,7 +5,8 @@ deadline; nothing here reads a clock. Times are ns on the capture clock.
 
 * SRTT/RTTVAR and ``RTO = SRTT + max(G, 4 * RTTVAR)`` come from the one estimator,
   :class:`~tcpsack_analyze.rtt.Rfc6298` (section 2), bounded by ``[minimum, maximum]``
-  (section 2.4: 1 s in the RFC, 200 ms in Linux; 2.5: at least 60 s maximum, 120 s in Linux).
+  (section 2.4: 1 s in the RFC; 2.5: at least 60 s maximum, 120 s in Linux). Linux bounds the
+  variance term instead (``RTO = SRTT + max(200 ms, 4 * RTTVAR)``, ``minimum_on_variance``).
 * Before the first sample the initial RTO applies (section 2.1: 1 s; 3 s in older stacks).
 * Timer management (section 5): started on a send when not running (5.1), restarted when new
   data is acknowledged (5.3), stopped when everything is acknowledged (5.2).
@@ -31,13 +32,18 @@ class RetransmissionTimer:
     initial_s: float
     maximum_s: float
     backoff: float
+    minimum_on_variance: bool = False  # Linux: RTO = SRTT + max(minimum, 4 RTTVAR)
     estimator: Rfc6298 = field(default_factory=Rfc6298)
     backoffs: int = 0  # expiries since the last ACK of new data
     deadline_ns: int | None = None
 
     def base_s(self) -> float:
-        """The RTO before backoff (section 2)."""
-        rto = self.estimator.rto(GRANULARITY_S, self.minimum_s, self.maximum_s)
+        """The RTO before backoff (section 2), or Linux's ``__tcp_set_rto`` with
+        ``minimum_on_variance`` (the minimum bounds the variance term, not the RTO)."""
+        if self.minimum_on_variance:
+            rto = self.estimator.rto(max(GRANULARITY_S, self.minimum_s), 0.0, self.maximum_s)
+        else:
+            rto = self.estimator.rto(GRANULARITY_S, self.minimum_s, self.maximum_s)
         return self.initial_s if rto is None else rto
 
     def current_s(self, linear: bool = False) -> float:

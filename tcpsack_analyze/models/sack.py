@@ -11,7 +11,7 @@ Linux's ``reno``.
 from __future__ import annotations
 
 from tcpsack_analyze.events import Ack
-from tcpsack_analyze.models.base import SenderModel, State, register
+from tcpsack_analyze.models.base import RECOVERY, SenderModel, register
 from tcpsack_analyze.models.prr import ProportionalRateReduction
 from tcpsack_analyze.scoreboard import AckResult
 
@@ -24,7 +24,7 @@ class Sack(SenderModel):
     _prr: ProportionalRateReduction | None = None
 
     def _on_ack(self, ack: Ack, res: AckResult, duplicate: bool) -> None:
-        if self.state is State.RECOVERY:
+        if self.state is RECOVERY:
             if not res.exited_recovery and self.board.in_recovery:
                 self._recovery_ack(res)
                 return
@@ -60,11 +60,11 @@ class Sack(SenderModel):
         if not self.board.can_enter_recovery:
             return False
         self.board.enter_recovery(now)
-        self.state = State.RECOVERY
+        self.state = RECOVERY
         self.recoveries += 1
         self._reduce()
         return True
 
     def _on_sent(self, length: int, resent: bool) -> None:
-        if self._prr is not None and self.state is State.RECOVERY:
+        if self._prr is not None and self.state is RECOVERY:
             self._prr.on_send(length)

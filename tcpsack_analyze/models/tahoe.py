@@ -2,7 +2,7 @@
 
 Three duplicate ACKs make Tahoe retransmit the missing segment and treat the loss like a
 timeout without waiting for one: ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = 1 SMSS, and
-go-back-N from the cumulative ACK (the base's :attr:`~.base.State.LOSS` state), so every
+go-back-N from the cumulative ACK (the base's :attr:`~.base.LOSS` state), so every
 fast retransmission is a cwnd "falling edge".
 """
 from __future__ import annotations
