@@ -63,3 +63,10 @@ def test_frames_of_a_capture() -> None:
     assert set(v["model"]) <= {"sack", "reno"} and (v["text"].str.len() > 0).all()
     b2a = inf.directions[1]
     assert b2a.direction == "b2a" and b2a.verdict == "no data sent in this direction: no model can run"
+
+
+def test_bbr_is_claimed_by_no_loss_based_model() -> None:
+    inf = infer_capture(str(ROOT / "tests/data/lab/bbr_random2/sender.pcap"))
+    d = inf.directions[0]
+    assert d.best is None and d.verdict == "no loss-based model fits"
+    assert max(r.conformance for r in d.runs) < 0.5  # BBR keeps sending through losses
