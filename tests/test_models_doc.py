@@ -11,7 +11,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "models.md"
 
 def test_the_user_model_example_runs() -> None:
     text = DOC.read_text()
-    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "class HalfOnLoss" in b)
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if "class HalfOnLoss" in b)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(block, str(DOC), "exec"), {})  # noqa: S102 - our own documentation
