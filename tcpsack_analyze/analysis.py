@@ -14,9 +14,10 @@ with every dataclass field, the derived properties, and each time twice: ``*_ns`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -148,25 +149,24 @@ def analyze(
     :class:`~tcpsack_analyze.errors.CaptureError` when nothing could be read; when only a prefix
     was readable, the report covers it and ``report.capture.complete`` is False.
     """
-    status = ReadStatus(path)
+    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s)
     pkt_parts: list[dict[str, np.ndarray]] = []
-
-    def keep_packets(batch: PacketBatch, touched: list[tuple[Connection, np.ndarray]]) -> None:
-        conn_of = np.empty(len(batch), dtype=np.int64)
-        dir_of = np.empty(len(batch), dtype=np.int64)
-        for conn, rows in touched:
-            conn_of[rows] = conn.id
-            dir_of[rows] = conn._direction_of(batch, rows)
-        pkt_parts.append(_packet_columns(batch, conn_of, dir_of))
-
-    live, tcp_packets = _stream(path, status, filter, chunk_bytes, reuse_silence_s, keep_packets if packets else None)
-    per_conn = {c.id: tuple(c.loss_results()) for c in live}  # type: ignore[attr-defined]
-    loss = {(cid, r.name): r for cid, pair in per_conn.items() for r in pair}
+    for batch, touched in pipe.batches():
+        if packets:
+            conn_of = np.empty(len(batch), dtype=np.int64)
+            dir_of = np.empty(len(batch), dtype=np.int64)
+            for conn, rows in touched:
+                conn_of[rows] = conn.id
+                dir_of[rows] = conn._direction_of(batch, rows)
+            pkt_parts.append(_packet_columns(batch, conn_of, dir_of))
+    results = [c.finish() for c in pipe.connections]
+    status, tcp_packets = pipe.status, pipe.tcp_packets
+    loss = {(res.id, r.name): r for res in results for r in res.loss}
     fits = fit_gilbert_elliott_all([r.lost_flags for r in loss.values()])
     fit_of = dict(zip(loss, fits))
     conns = [
-        connection_report(c, per_conn[c.id], (fit_of[c.id, "a2b"], fit_of[c.id, "b2a"]))  # type: ignore[attr-defined, arg-type]
-        for c in live
+        connection_report(res, (fit_of[res.id, Dir.A2B.label], fit_of[res.id, Dir.B2A.label]))
+        for res in results
     ]
     totals = combine(
         list(loss.values()),
@@ -179,38 +179,56 @@ def analyze(
         import pandas as pd
 
         table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
-    starts = {c.id: min(d.first_ns for d in c.dirs if d.first_ns is not None) for c in live}  # type: ignore[attr-defined]
+    starts = {res.id: res.first_ns for res in results}
     return Analysis(report, table_df, loss, starts)
 
 
-Tap = Callable[[PacketBatch, list[tuple[Connection, np.ndarray]]], None]
+Touched = list[tuple[Connection, np.ndarray]]
 
 
-def _stream(path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float, tap: Tap | None = None) -> tuple[list[Connection], int]:
-    """Read the capture through the flow stage and every connection's stages.
+class _Pipeline:
+    """Reads a capture through the flow table and every connection's stages, batch by batch."""
 
-    Returns the connections in the order of their first packet (their ``id``) and the number of
-    TCP packets. Connection ids are final at the end of the batch that created them: a later
-    batch only holds later records. ``tap(batch, [(connection, rows), ...])`` sees each batch
-    after its connections consumed it (the events they emitted are in ``last_events``).
-    """
-    table = FlowTable(Connection, reuse_silence_s)
-    tcp_packets = 0
-    numbered = 0
-    for batch in read_capture(path, status, bpf, chunk_bytes):
-        tcp_packets += len(batch)
-        touched: list[tuple[Connection, np.ndarray]] = []
-        for conn, rows in table.split(batch):
-            conn.consume(batch, rows)  # type: ignore[attr-defined]
-            touched.append((conn, rows))  # type: ignore[arg-type]
-        new = sorted(table.connections[numbered:], key=lambda c: c.first_index)  # type: ignore[attr-defined]
-        for k, conn in enumerate(new):
-            conn.id = numbered + k  # type: ignore[attr-defined]
-        numbered += len(new)
-        if tap is not None:
-            tap(batch, touched)
-        del batch, touched  # see read_capture: freed before the next chunk is decoded
-    return sorted(table.connections, key=lambda c: c.id), tcp_packets  # type: ignore[attr-defined]
+    def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float, *, stages: bool = True) -> None:
+        self.path, self.status, self.bpf, self.chunk_bytes = path, status, bpf, chunk_bytes
+        make = Connection if stages else partial(Connection, stages=False)
+        self.table: FlowTable[Connection] = FlowTable(make, reuse_silence_s)
+        self.tcp_packets = 0
+
+    def batches(self) -> Iterator[tuple[PacketBatch, Touched]]:
+        """Each batch, once its connections have consumed it, with them and their rows (the
+        events they emitted are in ``last_events``). Connection ids are final by then: they
+        number connections by their first packet, and a later batch only holds later records."""
+        numbered = 0
+        for batch in read_capture(self.path, self.status, self.bpf, self.chunk_bytes):
+            self.tcp_packets += len(batch)
+            touched: Touched = []
+            for conn, rows in self.table.split(batch):
+                conn.consume(batch, rows)
+                touched.append((conn, rows))
+            new = sorted(self.table.connections[numbered:], key=lambda c: c.first_index)
+            for k, conn in enumerate(new):
+                conn.id = numbered + k
+            numbered += len(new)
+            yield batch, touched
+            del batch, touched  # see read_capture: freed before the next chunk is decoded
+
+    @property
+    def connections(self) -> list[Connection]:
+        """Every connection seen, by id."""
+        return sorted(self.table.connections, key=lambda c: c.id)
+
+
+def stream_events(
+    path: str, filter: str | None = None, *, reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S, chunk_bytes: int = DEFAULT_CHUNK,  # noqa: A002
+) -> Iterator[tuple[int, tuple[EventBatch, EventBatch]]]:
+    """The events of every connection, batch by batch: (connection id, (a2b events, b2a
+    events)) for each connection a batch touched, in the order the flow table met them. Only
+    the flow stage runs (no RTT or loss stage): memory stays that of the flow state."""
+    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, stages=False)
+    for _batch, touched in pipe.batches():
+        for conn, _rows in touched:
+            yield conn.id, conn.last_events
 
 
 def events_of(
@@ -231,15 +249,10 @@ def events_of(
     want = Dir.parse(direction)
     parts: list[EventBatch] = []
     seen = 0
-
-    def tap(batch: PacketBatch, touched: list[tuple[Connection, np.ndarray]]) -> None:
-        nonlocal seen
-        for c, _ in touched:
-            seen = max(seen, c.id + 1)
-            if c.id == conn:
-                parts.append(c.last_events[want])
-
-    _stream(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, tap)
+    for cid, events in stream_events(path, filter, reuse_silence_s=reuse_silence_s, chunk_bytes=chunk_bytes):
+        seen = max(seen, cid + 1)
+        if cid == conn:
+            parts.append(events[want])
     if not 0 <= conn < seen:
         raise KeyError(f"{path}: no connection {conn} (the capture has {seen})")
     return EventBatch.concat(parts)
@@ -315,4 +328,4 @@ def _packet_columns(batch: PacketBatch, conn_of: np.ndarray, dir_of: np.ndarray)
     }
 
 
-__all__ = ["analyze", "events_of", "Analysis", "format_addr"]
+__all__ = ["analyze", "events_of", "stream_events", "Analysis", "format_addr"]

@@ -17,11 +17,12 @@ import numpy as np
 
 from tcpsack_analyze.acks import dsack_first_block, duplicate_ack
 from tcpsack_analyze.events import EventBatch, Kind, Placement, StreamFacts
-from tcpsack_analyze.loss.tracker import LossResult, LossTracker
+from tcpsack_analyze.loss.tracker import LossTracker
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
+from tcpsack_analyze.results import ConnectionResult, DirectionCounts
 from tcpsack_analyze.rtt import RttSampler
-from tcpsack_analyze.seqspace import SeqSpace
+from tcpsack_analyze.seqspace import SeqSpace, wire_add
 
 NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
 NOT_SENT = -2  # placement of a row that is not a send of its direction
@@ -98,7 +99,7 @@ class Direction:
 class Connection:
     """One TCP connection (a flow epoch) and its two directions."""
 
-    def __init__(self, conn_id: int, batch: PacketBatch, row: int, epoch: int) -> None:
+    def __init__(self, conn_id: int, batch: PacketBatch, row: int, epoch: int, *, stages: bool = True) -> None:
         self.id = conn_id
         self.epoch = epoch
         flags = int(batch.flags[row])
@@ -123,6 +124,7 @@ class Connection:
         self.syn_isn: int | None = None  # sequence number of the opening SYN (set by the flow table)
         self.first_index = int(batch.index[row])  # record number of the first packet
         self.loss = (LossTracker(0), LossTracker(1))  # loss forensics of each direction's data
+        self.stages = stages  # False: the flow stage only (events), no RTT or loss stage
 
     # ----------------------------------------------------------------- epochs
     @property
@@ -153,6 +155,7 @@ class Connection:
             self.closed = True
         self._handshake_times(ts, flags, d_of)
         self._syn_options(batch, rows, flags, d_of)
+        self._anchor_spaces(batch, rows, flags, d_of)
         # zero-window probes (tcptrace): data sent while the peer's last window was 0
         peer_last_win = self._peer_last_window(batch, rows, d_of, flags)
         ctx = _BatchView(batch, rows, ts, flags)
@@ -164,7 +167,9 @@ class Connection:
         for job in acks:  # ACKs need the peer's snd_max as it was when each ACK was sent
             if job is not None:
                 _account_acks(self, *job)
-        self.last_events = tuple(self._events(ctx, d_of, d) for d in (0, 1))
+        self.last_events: tuple[EventBatch, EventBatch] = (self._events(ctx, d_of, 0), self._events(ctx, d_of, 1))
+        if not self.stages:
+            return
         now = int(ts[-1])
         for d, ev in enumerate(self.last_events):
             rtt = self.dirs[d].rtt.feed(ev)
@@ -206,15 +211,39 @@ class Connection:
             sack=sack,
         )
 
-    def loss_results(self) -> list[LossResult]:
-        """Close both loss trackers (end of capture) and stamp their records with this id."""
-        out = []
+    def finish(self) -> ConnectionResult:
+        """Close the stages (end of capture) into the connection's frozen result; the loss
+        records are stamped with this connection's id."""
+        losses = []
         for tracker in self.loss:
             res = tracker.finish()
             for table in res.tables:
                 table.fill("conn", self.id)
-            out.append(res)
-        return out
+            losses.append(res)
+        return ConnectionResult(
+            id=self.id, epoch=self.epoch, a_addr=self.a_addr, a_port=self.a_port, b_addr=self.b_addr, b_port=self.b_port,
+            ipver=self.ipver, state=self.state(), packets=self.packets, vlan_tagged=self.vlan_tagged,
+            syn_ns=self.syn_ts, synack_ns=self.synack_ts, hs_ack_ns=self.hs_ack_ts, window_scale_in_use=self.window_scale_in_use(),
+            counts=(self._counts(0), self._counts(1)),
+            rtt=(self.dirs[0].rtt.finish(), self.dirs[1].rtt.finish()),
+            loss=(losses[0], losses[1]),
+        )
+
+    def _counts(self, d: int) -> DirectionCounts:
+        st = self.dirs[d]
+        win_min, win_max, win_mean = self.window_stats(d)
+        return DirectionCounts(
+            packets=st.packets, ack_packets=st.ack_packets, pure_acks=st.pure_acks, sack_packets=st.sack_packets,
+            dsack_packets=st.dsack_packets, max_sack_blocks=st.max_sack_blocks, empty_sack_options=st.empty_sack_options,
+            unique_bytes=st.unique_bytes, data_packets=st.data_packets, data_bytes=st.data_bytes, pushed=st.pushed,
+            rexmit_packets=st.rexmit_packets, rexmit_bytes=st.rexmit_bytes, syn_rexmits=st.syn_rexmit, fin_rexmits=st.fin_rexmit,
+            out_of_order=st.out_of_order, zwnd_probes=st.zwnd_probes, zwnd_probe_bytes=st.zwnd_probe_bytes,
+            syn_count=st.syn_count, fin_count=st.fin_count, rst_count=st.rst_count, dupacks=st.dupacks,
+            triple_dupacks=st.triple_dupacks, zero_windows=st.zero_windows, window_min=win_min, window_max=win_max,
+            window_mean=win_mean, wscale=st.wscale, mss=st.mss, sack_permitted=st.sack_permitted, ts_option=st.ts_option,
+            max_seg=st.max_seg, min_seg=st.min_seg, oversize_segments=st.oversize_segments, first_ns=st.first_ns,
+            last_ns=st.last_ns, idle_max_ns=st.idle_max_ns, snd_una=st.snd_una, snd_max=st.snd_max, syn_seen=st.syn_seen,
+        )
 
     def _turnaround(self, d: int) -> int | None:
         """Capture point -> data sender of ``d`` -> capture point, from the handshake."""
@@ -233,6 +262,8 @@ class Connection:
             if st.isn is None:
                 st.isn = int(batch.seq[r])
                 st.syn_seen = True
+                if st.space.anchor_at_syn(st.isn, data_seen=st._data_max is not None):
+                    st.snd_max = 0  # what was counted belonged to an earlier attempt
             st.syn_count += 1
             if opts.mss[r] >= 0:
                 st.mss = int(opts.mss[r])
@@ -240,6 +271,21 @@ class Connection:
                 st.wscale = min(int(opts.wscale[r]), 14)  # RFC 7323 section 2.3: larger means 14
             st.sack_permitted |= bool(opts.sack_permitted[r])
             st.ts_option |= bool(opts.tsval[r] >= 0)
+
+    def _anchor_spaces(self, batch: PacketBatch, rows: np.ndarray, flags: np.ndarray, d_of: np.ndarray) -> None:
+        """A space without a SYN starts at the first number seen of it, in capture order: a
+        sequence number of its sender (not a RST's, which may be 0), or an ACK number of its
+        receiver less one (seqspace.py). Done before either stream is unwrapped, so the origin
+        does not depend on where batches end."""
+        for d, st in enumerate(self.dirs):
+            if st.space.anchor is not None:
+                continue
+            own = np.flatnonzero((d_of == d) & ((flags & RST) == 0))[:1]
+            acks = np.flatnonzero((d_of != d) & ((flags & ACK) != 0))[:1]
+            if acks.size and (not own.size or acks[0] < own[0]):
+                st.space.ensure_anchor(int(wire_add(int(batch.ack[rows[acks[0]]]), -1)))
+            elif own.size:
+                st.space.ensure_anchor(int(batch.seq[rows[own[0]]]))
 
     def _handshake_times(self, ts: np.ndarray, flags: np.ndarray, d_of: np.ndarray) -> None:
         if self.hs_ack_ts is not None:
@@ -382,10 +428,17 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
             st.oversize_segments += int((pl > st.mss).sum())
 
     # --- sequence numbers
-    seq = st.space.unwrap_seqs(b.seq[rows])
+    # a RST's sequence number may be 0 (RFC 9293 section 3.10.7.1: the reset of a segment
+    # without ACK): it neither moves the unwrapping along nor snd_max
+    seq = st.space.unwrap_seqs(b.seq[rows], follow=~rst)
     pay_start = seq + syn
     pay_end = pay_start + paylen
-    st.snd_max = max(st.snd_max, int((pay_end + fin).max()))
+    # nor do segments before the direction's SYN (of an earlier attempt: the SYN is relative 0)
+    counts = ~rst
+    if first_syn_here > 0:
+        counts[:first_syn_here] = False
+    if counts.any():
+        st.snd_max = max(st.snd_max, int((pay_end + fin)[counts].max()))
 
     # --- windows advertised by this side
     eff = conn.effective_window(d, b.win[rows], flags)
@@ -410,7 +463,9 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
     track = data & ~probe
     ctx.start[sel] = pay_start
     ctx.end[sel] = pay_end
-    ctx.placement[sel[(syn | fin) & ~data]] = Placement.NONE
+    # every packet is in a stream: one with the ACK flag is an ACK of the peer's data, any other
+    # (and one with payload, SYN or FIN) a send of this direction
+    ctx.placement[sel[((syn | fin | rst) & ~data) | ~(ackf | data)]] = Placement.NONE
     ctx.placement[sel[probe]] = Placement.PROBE
     if track.any():
         ti = np.nonzero(track)[0]

@@ -5,10 +5,14 @@ Contract (every stage downstream of the flow stage relies on it, and nothing els
 * A connection has two directions, :class:`Dir` ``A2B`` (the opener's data) and ``B2A``. The
   stream of a direction holds two kinds of events, in capture order:
 
-  - :class:`Send`: a segment of the direction's *data sender* that occupies sequence space
-    (payload, SYN or FIN); pure ACKs of the sender are events of the other direction.
   - :class:`Ack`: a packet of the *receiver* with the ACK flag, about the sender's data (its
     payload, if any, is a send of the other direction).
+  - :class:`Send`: any other packet of the direction's *data sender*, and every one of its
+    packets that carries payload, SYN or FIN (``placement`` says where the payload falls;
+    ``NONE`` for a segment without payload, e.g. a bare SYN, FIN or RST).
+
+  So every packet of a connection is an event of at least one of its two streams, and a packet
+  with both data and the ACK flag is an event of both.
 
 * Sequence numbers are unwrapped to 64 bits (:mod:`~tcpsack_analyze.seqspace`), relative to the
   sender's ISN (the SYN is 0, the first data byte 1), or to the first number seen without a SYN.
@@ -180,16 +184,16 @@ class EventBatch:
 
     @property
     def is_send(self) -> np.ndarray:
-        return self.kind == Kind.SEND
+        return np.asarray(self.kind == Kind.SEND)
 
     @property
     def is_ack(self) -> np.ndarray:
-        return self.kind == Kind.ACK
+        return np.asarray(self.kind == Kind.ACK)
 
     @property
     def is_data(self) -> np.ndarray:
         """Sends whose payload the loss rules read: placed, not a probe, not a bare SYN/FIN."""
-        return (self.kind == Kind.SEND) & (self.placement >= Placement.NEW) & (self.placement != Placement.PROBE)
+        return np.asarray((self.kind == Kind.SEND) & (self.placement >= Placement.NEW) & (self.placement != Placement.PROBE))
 
     def event(self, i: int) -> Event:
         """The ``i``-th event as a frozen per-event view."""

@@ -13,6 +13,7 @@ receiver of the first SYN-ACK, or else the sender of the first packet seen.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -55,28 +56,43 @@ def _group(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return first, order, bounds
 
 
-class Flow:
+class Epoch(Protocol):
+    """What the flow table reads of a connection to decide whether a SYN starts a new one."""
+
+    syn_isn: int | None  # sequence number of the SYN that opened it (set by the flow table)
+    packets: int
+    closed: bool  # a FIN or RST was seen
+    last_ts_ns: int | None
+
+    @property
+    def answered(self) -> bool: ...
+
+
+C = TypeVar("C", bound=Epoch)
+
+
+class Flow(Generic[C]):
     """One endpoint pair and its current connection."""
 
     __slots__ = ("key", "current", "count")
 
     def __init__(self, key: bytes) -> None:
         self.key = key
-        self.current: object | None = None
+        self.current: C | None = None
         self.count = 0
 
 
-class FlowTable:
+class FlowTable(Generic[C]):
     """Assigns packets to connections; connections are created by ``make_connection``."""
 
-    def __init__(self, make_connection: Callable[[int, PacketBatch, int, int], object], reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S) -> None:
-        self._flows: dict[bytes, Flow] = {}
+    def __init__(self, make_connection: Callable[[int, PacketBatch, int, int], C], reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S) -> None:
+        self._flows: dict[bytes, Flow[C]] = {}
         self._make = make_connection
         self._next_id = 0
         self.reuse_silence_ns = int(reuse_silence_s * 1e9)
-        self.connections: list[object] = []
+        self.connections: list[C] = []
 
-    def _new_connection(self, flow: Flow, batch: PacketBatch, row: int) -> object:
+    def _new_connection(self, flow: Flow[C], batch: PacketBatch, row: int) -> C:
         conn = self._make(self._next_id, batch, row, flow.count)
         self._next_id += 1
         flow.count += 1
@@ -84,7 +100,7 @@ class FlowTable:
         self.connections.append(conn)
         return conn
 
-    def split(self, batch: PacketBatch) -> Iterator[tuple[object, np.ndarray]]:
+    def split(self, batch: PacketBatch) -> Iterator[tuple[C, np.ndarray]]:
         """Yield (connection, row indices in file order) for the packets of ``batch``."""
         n = len(batch)
         if n == 0:
@@ -106,39 +122,39 @@ class FlowTable:
             kb = key[first[u]].tobytes()
             flow = self._flows.get(kb)
             if flow is None:
-                flow = self._flows[kb] = Flow(kb)
+                flow = self._flows[kb] = Flow[C](kb)
             yield from self._epochs(flow, batch, rows, syn_only)
 
-    def _epochs(self, flow: Flow, batch: PacketBatch, rows: np.ndarray, syn_only: np.ndarray) -> Iterator[tuple[object, np.ndarray]]:
-        if flow.current is None:
-            self._new_connection(flow, batch, int(rows[0]))
-            flow.current.syn_isn = None  # type: ignore[union-attr]
+    def _epochs(self, flow: Flow[C], batch: PacketBatch, rows: np.ndarray, syn_only: np.ndarray) -> Iterator[tuple[C, np.ndarray]]:
+        conn = flow.current
+        if conn is None:
+            conn = self._new_connection(flow, batch, int(rows[0]))
+            conn.syn_isn = None
         syn_rows = np.nonzero(syn_only[rows])[0]
         if syn_rows.size == 0:
-            yield flow.current, rows
+            yield conn, rows
             return
         # rare path: SYNs in this batch may open new epochs
         begin = 0
         ts = batch.ts_ns
         flags = batch.flags
         for k in syn_rows.tolist():
-            conn = flow.current
             row = int(rows[k])
             seq = int(batch.seq[row])
             before = flags[rows[begin:k]]
-            if conn.syn_isn is None and k == begin and conn.packets == 0:  # type: ignore[attr-defined]
-                conn.syn_isn = seq  # type: ignore[attr-defined]
+            if conn.syn_isn is None and k == begin and conn.packets == 0:
+                conn.syn_isn = seq
                 continue
-            answered = conn.answered or bool(((before & (SYN | ACK)) == (SYN | ACK)).any())  # type: ignore[attr-defined]
-            ended = conn.closed or bool((before & (FIN | RST)).any()) or not answered  # type: ignore[attr-defined]
-            last_ts = int(ts[rows[k - 1]]) if k > begin else conn.last_ts_ns  # type: ignore[attr-defined]
+            answered = conn.answered or bool(((before & (SYN | ACK)) == (SYN | ACK)).any())
+            ended = conn.closed or bool((before & (FIN | RST)).any()) or not answered
+            last_ts = int(ts[rows[k - 1]]) if k > begin else conn.last_ts_ns
             silent = last_ts is not None and int(ts[row]) - last_ts > self.reuse_silence_ns
-            if conn.syn_isn is None:  # type: ignore[attr-defined]
-                conn.syn_isn = seq  # type: ignore[attr-defined]
-            elif seq != conn.syn_isn and (ended or silent):  # type: ignore[attr-defined]
+            if conn.syn_isn is None:
+                conn.syn_isn = seq
+            elif seq != conn.syn_isn and (ended or silent):
                 if k > begin:
                     yield conn, rows[begin:k]
-                new = self._new_connection(flow, batch, row)
-                new.syn_isn = seq  # type: ignore[attr-defined]
+                conn = self._new_connection(flow, batch, row)
+                conn.syn_isn = seq
                 begin = k
-        yield flow.current, rows[begin:]
+        yield conn, rows[begin:]

@@ -156,7 +156,7 @@ class Scoreboard:
             raise ValueError(f"smss must be positive, got {smss}")
         if dup_thresh <= 0:
             raise ValueError(f"dup_thresh must be positive, got {dup_thresh}")
-        self.smss = smss
+        self._smss = smss
         self.dup_thresh = dup_thresh
         self._sacked = RangeSet()  # SACKed octets, always within [high_ack, high_data)
         self._sacked_bytes = 0
@@ -173,6 +173,20 @@ class Scoreboard:
         self.recovery_start_time: float | None = None
         self.last_ack_time: float | None = None
         self.last_send_time: float | None = None
+
+    @property
+    def smss(self) -> int:
+        """SMSS, the segment size IsLost counts in."""
+        return self._smss
+
+    @smss.setter
+    def smss(self, value: int) -> None:
+        """A capture may learn the SMSS late (no MSS option: the largest segment seen so far)."""
+        if value <= 0:
+            raise ValueError(f"smss must be positive, got {value}")
+        if value != self._smss:
+            self._smss = value
+            self._lost_below = None
 
     # ------------------------------------------------------------------ state (read-only)
 
@@ -225,6 +239,10 @@ class Scoreboard:
     def outstanding(self) -> int:
         """Octets sent and not cumulatively ACKed (FlightSize before SACK, DOMAIN.md 2)."""
         return self._high_data - self._high_ack
+
+    def sacked_within(self, start: int, end: int) -> int:
+        """SACKed octets in ``[start, end)``."""
+        return self._sacked.overlap(start, end)
 
     def sacked_ranges(self) -> Iterator[tuple[int, int]]:
         """The SACKed ranges above the cumulative ACK, in order."""

@@ -49,3 +49,14 @@ def test_duplicate_ack_rule() -> None:
     assert not duplicate_ack(True, True, False, True, True)
     v = duplicate_ack(np.array([True, True]), np.array([True, True]), np.array([True, True]), np.array([True, False]), np.array([False, False]))
     assert v.tolist() == [True, False]
+
+
+def test_wire_arithmetic_wraps() -> None:
+    from tcpsack_analyze.seqspace import offset_range, signed_diff, wire_add, wire_sub
+
+    top = (1 << 32) - 10
+    assert wire_add(top, 20) == 10 and wire_add(5, -6) == (1 << 32) - 1
+    assert wire_sub(10, top) == 20 and signed_diff(top, 10) == -20
+    assert offset_range(top, 30, 5) == (0, 15)  # crosses zero: the part at or above 5
+    assert offset_range(20, 10, top) == (30, 40)
+    assert offset_range(top - 100, 50, 5) is None  # wholly below

@@ -10,7 +10,6 @@ import gzip
 import json
 
 import pytest
-
 from golden_outputs import GOLDEN, captures, encode, golden_name, outputs
 
 CAPTURES = captures()

@@ -16,6 +16,7 @@ from tcpsack_analyze.lab.droplog import Drop
 from tcpsack_analyze.lab.topology import LabError
 from tcpsack_analyze.lab.tracing import CA_STATES, ClockOffset, Retransmit, TraceEvents
 from tcpsack_analyze.lab.wire import flags_text
+from tcpsack_analyze.seqspace import wire_sub
 from tcpsack_analyze.truth import CaStateChange, Flow, Retransmission
 
 __all__ = ["Assembled", "assemble", "classify", "summary_line"]
@@ -72,7 +73,7 @@ def assemble(
 
     def rel(sport: int, seq: int) -> int | None:
         base = isn.get(sport)
-        return None if base is None else (seq - base) % 2**32
+        return None if base is None else int(wire_sub(seq, base))
 
     index = SegmentIndex(sender_pcap) if sender_pcap is not None else None
     residuals: list[float] = []
@@ -90,7 +91,7 @@ def assemble(
             ci += 1
         if ev.sport not in by_port:
             continue  # a socket of the namespace that is not one of the run's flows
-        length = (ev.end_seq - ev.seq) % 2**32 - bool(ev.tcp_flags & _SYN) - bool(ev.tcp_flags & _FIN)
+        length = int(wire_sub(ev.end_seq, ev.seq)) - bool(ev.tcp_flags & _SYN) - bool(ev.tcp_flags & _FIN)
         relative = rel(ev.sport, ev.seq)
         flow = by_port[ev.sport]
         if relative is not None and relative > flow.bytes_sent + 2:

@@ -28,6 +28,7 @@ import dpkt
 
 from tcpsack_analyze.lab.droplog import DOWNSTREAM, Drop
 from tcpsack_analyze.rangeset import RangeSet
+from tcpsack_analyze.seqspace import offset_range, wire_sub
 from tcpsack_analyze.truth import Truth, load
 
 __all__ = ["Agreement", "crosscheck"]
@@ -67,11 +68,9 @@ def _covered(segments: list[tuple[float, int, int]], after: float, seq: int, len
     cover = RangeSet()
     for t, s, n in segments:
         if t > after:
-            start = (s - seq) % 2**32
-            if start < 2**31:  # at or above seq
-                cover.add(start, start + n)
-            elif (start + n) % 2**32 < 2**31:  # starts below seq, ends above
-                cover.add(0, (start + n) % 2**32)
+            part = offset_range(s, n, seq)
+            if part is not None:
+                cover.add(*part)
     return cover.overlap(0, length) == length
 
 
@@ -142,7 +141,7 @@ def crosscheck(run: Path | Truth) -> Agreement:
         result.data_drops += 1
         flow = next(f for f in flows.values() if (f.src, f.sport) == (drop.src, drop.sport))
         assert drop.seq is not None and drop.len is not None
-        where = f"drop of seq {(drop.seq - (flow.isn or 0)) % 2**32} len {drop.len} at {drop.t:.6f}"
+        where = f"drop of seq {wire_sub(drop.seq, flow.isn or 0)} len {drop.len} at {drop.t:.6f}"
         for point, segs in captures.items():
             window = _passed(drop, point, truth)
             if window is not None and not any(

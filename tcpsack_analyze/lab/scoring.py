@@ -58,10 +58,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from tcpsack_analyze.events import Dir
 from tcpsack_analyze.lab.droplog import DOWNSTREAM, UPSTREAM, Drop
 from tcpsack_analyze.loss import patterns
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.rangeset import RangeSet
+from tcpsack_analyze.seqspace import offset_range, wire_add, wire_sub
 from tcpsack_analyze.truth import Truth
 
 __all__ = [
@@ -96,7 +98,6 @@ DEFAULT_TOL_S = 0.003
 """Slack between our time of a segment and the truth's: capture times of the same frame are
 equal, the emulator's drop stamp is a few microseconds later, the trace time a few earlier."""
 
-_MOD = 2**32
 
 VANTAGES = ("sender", "mid", "receiver")
 """Where the analysed capture was taken: the truth's capture points."""
@@ -144,9 +145,9 @@ def flow_map(connections: Iterable[Any], truth: Truth) -> dict[tuple[int, str], 
     out: dict[tuple[int, str], int] = {}
     for c in connections:
         if (c.a_port, c.b_port) in by_ports:
-            out[(c.id, "a2b")] = by_ports[(c.a_port, c.b_port)]
+            out[(c.id, Dir.A2B.label)] = by_ports[(c.a_port, c.b_port)]
         elif (c.b_port, c.a_port) in by_ports:
-            out[(c.id, "b2a")] = by_ports[(c.b_port, c.a_port)]
+            out[(c.id, Dir.B2A.label)] = by_ports[(c.b_port, c.a_port)]
     return out
 
 
@@ -155,7 +156,7 @@ def sender_transmissions(packets: Any, flows: FlowMap) -> dict[int, list[Transmi
     out: dict[int, list[Transmission]] = defaultdict(list)
     data = packets[packets["len"] > 0]
     for t, conn, d, seq, n, index in zip(data["time"], data["conn"], data["dir"], data["seq"], data["len"], data["index"]):
-        flow = flows.get((int(conn), "a2b" if int(d) == 0 else "b2a"))
+        flow = flows.get((int(conn), Dir(int(d)).label))
         if flow is not None:
             out[flow].append(Transmission(float(t), int(seq), int(n), int(index)))
     for segs in out.values():
@@ -259,14 +260,14 @@ def _pieces(seq: int, length: int, segs: int, t: float, wire: Sequence[Transmiss
     if segs <= 1:
         return [(seq, length)]
     seen = sorted(
-        ((w.seq - seq) % _MOD, w.len) for w in wire
-        if abs(w.t - t) <= tol_s and (w.seq - seq) % _MOD < length
+        (int(wire_sub(w.seq, seq)), w.len) for w in wire
+        if abs(w.t - t) <= tol_s and wire_sub(w.seq, seq) < length
     )
     if len(seen) == segs and seen[0][0] == 0 and all(a[0] + a[1] == b[0] for a, b in itertools.pairwise(seen)) \
             and seen[-1][0] + seen[-1][1] == length:
-        return [((seq + off) % _MOD, n) for off, n in seen]
+        return [(int(wire_add(seq, off)), n) for off, n in seen]
     size = mss if mss and math.ceil(length / mss) == segs else math.ceil(length / segs)
-    return [((seq + off) % _MOD, min(size, length - off)) for off in range(0, length, size)]
+    return [(int(wire_add(seq, off)), min(size, length - off)) for off in range(0, length, size)]
 
 
 def _flow_of(flows: FlowMap, r: rec.Retransmission | rec.LostTransmission) -> int | None:
@@ -447,11 +448,9 @@ def redundant_drops(
             delivered = RangeSet()
             for k in range(j):
                 if k not in dropped:
-                    off = (wire[k].seq - d.seq) % _MOD
-                    if off < 2**31:
-                        delivered.add(off, off + wire[k].len)
-                    elif (off + wire[k].len) % _MOD < 2**31:  # starts below, ends inside or above
-                        delivered.add(0, (off + wire[k].len) % _MOD)
+                    part = offset_range(wire[k].seq, wire[k].len, d.seq)
+                    if part is not None:
+                        delivered.add(*part)
             if delivered.overlap(0, d.len) == d.len:
                 out.add(i)
     return out

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from tcpsack_analyze.lab.process import Started, start
 from tcpsack_analyze.lab.topology import LabError
+from tcpsack_analyze.seqspace import wire_add
 
 __all__ = [
     "CA_STATES",
@@ -173,7 +174,7 @@ def parse(text: str, lost_text: str = "") -> TraceEvents:
             continue  # bpftrace's own messages and blank lines
         v = [int(f) for f in fields]
         if tag == "E":
-            events.established.append(Established(v[0], v[1], v[2], (v[3] - 1) % 2**32))
+            events.established.append(Established(v[0], v[1], v[2], int(wire_add(v[3], -1))))
         elif tag == "P":
             events.probes.append(Probe(*v))
         elif tag == "R":

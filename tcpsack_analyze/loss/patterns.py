@@ -22,9 +22,10 @@ sender-, receiver- or mid-path capture) is the caller's job.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -376,7 +377,7 @@ class _Batch(NamedTuple):
     kind_lengths: np.ndarray
 
     @staticmethod
-    def of(sequences: list[np.ndarray]) -> "_Batch":
+    def of(sequences: list[np.ndarray]) -> _Batch:
         """Cut each sequence into runs and name the kinds."""
         starts = [np.flatnonzero(np.diff(lost, prepend=~lost[:1])) for lost in sequences]
         lengths = np.concatenate([np.diff(s, append=len(lost)) for s, lost in zip(starts, sequences)])
@@ -388,7 +389,7 @@ class _Batch(NamedTuple):
         keys, run_kind = np.unique((run_fit * span + lengths) * 2 + outcomes, return_inverse=True)
         return _Batch(offsets, run_fit, run_kind.reshape(-1), keys // 2 // span, keys % 2, keys // 2 % span)
 
-    def subset(self, keep: np.ndarray) -> "_Batch":
+    def subset(self, keep: np.ndarray) -> _Batch:
         """The fits with ``keep`` set, renumbered in order (their kinds stay distinct)."""
         runs = keep[self.run_fit]
         kinds = keep[self.kind_fit]

@@ -15,21 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Retransmission triggers (DOMAIN.md section 4)
-FAST = "fast"  # first retransmission of an episode, after DupThresh dupACKs or IsLost under SACK
-EARLY = "early"  # first retransmission of an episode after fewer dupACKs (early/thin/RACK)
-RECOVERY = "recovery"  # a further retransmission inside an episode
-RTO = "rto"  # sent by the retransmission timer
-TLP = "tlp"  # tail loss probe: the highest segment, about 2 SRTT after the last send
-AMBIGUOUS = "ambiguous"  # the capture cannot decide (no RTT estimate, capture gap)
-TRIGGERS = (FAST, EARLY, RECOVERY, RTO, TLP, AMBIGUOUS)
+from tcpsack_analyze.loss.states import CaState, EpisodeEnd, Spurious, Trigger, ca_state
 
-# Why a retransmission was unnecessary
-SPURIOUS_DSACK = "dsack"  # the receiver reported the bytes twice (RFC 2883)
-SPURIOUS_EIFEL = "eifel"  # the covering ACK echoed an older transmission's TSval (RFC 3522)
-SPURIOUS_EARLY_ACK = "early_ack"  # covered before its own ACK could come: sooner than the
-# minimum RTT after the resend, or by the ACK that an earlier resend below it caused
-SPURIOUS_ACKED = "already_acked"  # the bytes were acknowledged before the resend was seen
+# Retransmission triggers and spurious evidence (domain.md section 4; loss/states.py)
+FAST, EARLY, RECOVERY, RTO, TLP, AMBIGUOUS = Trigger.FAST, Trigger.EARLY, Trigger.RECOVERY, Trigger.RTO, Trigger.TLP, Trigger.AMBIGUOUS
+TRIGGERS = tuple(t.value for t in Trigger)  # plain strings: option choices, table keys
+# the minimum-RTT rule and the ACK that an earlier resend below it caused are both EARLY_ACK
+SPURIOUS_DSACK, SPURIOUS_EIFEL, SPURIOUS_EARLY_ACK, SPURIOUS_ACKED = Spurious.DSACK, Spurious.EIFEL, Spurious.EARLY_ACK, Spurious.ACKED
 
 # Where a loss happened relative to the capture point (DOMAIN.md section 7)
 DOWNSTREAM = "downstream"  # seen here, then retransmitted: lost between here and the receiver
@@ -72,20 +64,9 @@ class Retransmission:
         return self.end - self.start
 
     @property
-    def ca_state(self) -> str:
+    def ca_state(self) -> CaState:
         """The sender state the trigger implies (:func:`ca_state`)."""
         return ca_state(self.trigger, self.episode_trigger)
-
-
-def ca_state(trigger: str, episode_trigger: str | None) -> str:
-    """The sender state a resend's trigger implies: 'Loss' (after a timeout), 'Recovery', 'Open'."""
-    if trigger == TLP:
-        return "Open"
-    if trigger == AMBIGUOUS:
-        return "unknown"
-    if trigger == RTO:
-        return "Loss"
-    return "Loss" if episode_trigger == RTO else "Recovery"
 
 
 @dataclass(slots=True)
@@ -134,7 +115,7 @@ class RecoveryEpisode:
 
 def sack_finished_without_rto(sack_in_use: bool, rtos: int, ended: str) -> bool:
     """An episode that SACK repaired: SACK blocks arrived, no timeout, ended by a full ACK."""
-    return sack_in_use and rtos == 0 and ended == "full_ack"
+    return sack_in_use and rtos == 0 and ended == EpisodeEnd.FULL_ACK
 
 
 @dataclass(slots=True)

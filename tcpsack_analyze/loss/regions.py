@@ -10,13 +10,12 @@ retransmission, first transmission to the covering ACK) and each retransmission'
 its evidence and spurious mark.
 
 Two passes over the capture keep memory bounded: :func:`~tcpsack_analyze.analysis.analyze` finds
-the incidents, then :func:`collect_regions` streams the capture again
-(:func:`~tcpsack_analyze.reader.read_capture`) and keeps only the packets of the incidents'
-connections (by 4-tuple) inside the regions, at most ``max_rows`` a region: past that, the rows
-around the retransmissions and the covering ACK are kept and the others counted in an elision
-marker. Connections on one 4-tuple (port reuse) follow each other in file order, so a region,
-which lies between packets of its own connection, holds only that connection's packets. The
-capture is read twice, so stdin cannot be used.
+the incidents, then :func:`collect_regions` reads the capture again through the same flow stage
+(:func:`~tcpsack_analyze.analysis.stream_events`, no loss stage) and builds each region from the
+events of its connection (both directions' streams merged back into packets, events.py), keeping
+only the packets inside the regions, at most ``max_rows`` a region: past that, the rows around
+the retransmissions and the covering ACK are kept and the others counted in an elision marker.
+The capture is read twice, so stdin cannot be used.
 
 Where the numbers come from:
 
@@ -29,16 +28,13 @@ Where the numbers come from:
   the time the tracker recorded (``covered_ns``), whose ACK number reaches the end of the bytes.
   Without one (``covered_ns`` None) the region ends ``context`` packets after the last
   retransmission.
-- Sequence and ACK numbers of the incident's data are relative to its direction's ISN (as the
-  report's); those of the other direction relative to its SYN, or else to the first number seen.
-- DUP is the report's duplicate ACK (DOMAIN.md section 3): no data, the same ACK number as the
-  side's previous ACK while data is outstanding, and the same window or a SACK block that is not
-  a D-SACK; the state it needs is carried through the whole capture for the region's 4-tuple.
+- Sequence, ACK and SACK numbers are the events': the report's relative numbers (domain.md
+  section 2), in each direction's own space.
+- DUP is the duplicate-ACK mark the flow stage put on the ACK event (acks.py), the report's.
 """
 from __future__ import annotations
 
 import bisect
-import ipaddress
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -46,11 +42,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tcpsack_analyze.acks import dsack_first_block
+from tcpsack_analyze.events import Dir, EventBatch
 from tcpsack_analyze.loss.records import TRIGGERS, UPSTREAM, Fill, LossIncident, Retransmission
 from tcpsack_analyze.loss.tracker import LossResult
-from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
-from tcpsack_analyze.reader.decode import ACK, FIN, RST, SYN
+from tcpsack_analyze.reader import DEFAULT_CHUNK
+from tcpsack_analyze.reader.decode import FIN, RST, SYN
 from tcpsack_analyze.report.model import ConnectionReport
 
 if TYPE_CHECKING:
@@ -61,13 +57,6 @@ MAX_ROWS = 60  # rows of a region before the rest is elided
 AROUND = 3  # once eliding: rows kept before and after each retransmission and the covering ACK (DupThresh dupACKs)
 SPURIOUS = "spurious"  # --trigger value: any retransmission of the incident later shown unnecessary
 TRIGGER_CHOICES = (*TRIGGERS, SPURIOUS)
-_MASK32 = 0xFFFFFFFF
-_HALF = 1 << 31
-
-
-def _signed(a: int, b: int) -> int:
-    """``a - b`` modulo 2**32 as a signed number."""
-    return ((a - b + _HALF) & _MASK32) - _HALF
 
 
 # --------------------------------------------------------------------------- the result
@@ -209,42 +198,65 @@ def select(
 # --------------------------------------------------------------------------- second pass
 
 
-def _addr16(text: str) -> bytes:
-    """An address as the reader stores it: 16 bytes, IPv4 mapped into IPv6."""
-    ip = ipaddress.ip_address(text)
-    return ip.packed if ip.version == 6 else b"\0" * 10 + b"\xff\xff" + ip.packed
-
-
-def _endpoint(addr: str, port: int) -> bytes:
-    return _addr16(addr) + port.to_bytes(2, "big")
-
-
-def _row_keys(batch: PacketBatch, rows: np.ndarray) -> np.ndarray:
-    """Per row: source endpoint + destination endpoint, 36 bytes, as one void scalar."""
-    n = rows.size
-    sp = batch.sport[rows].astype(">u2").view(np.uint8).reshape(n, 2)
-    dp = batch.dport[rows].astype(">u2").view(np.uint8).reshape(n, 2)
-    key = np.concatenate([batch.src[rows].astype(np.uint8), sp, batch.dst[rows].astype(np.uint8), dp], axis=1)
-    return np.ascontiguousarray(key).view(np.dtype((np.void, 36))).ravel()
-
-
 class _Pkt:
-    """The fields of one packet a region shows, raw (32-bit numbers) as read."""
+    """One packet of the connection as a region shows it, merged from the two event streams:
+    the send part (its own direction's stream) and the ACK part (the other direction's), with
+    numbers relative to each sequence space's origin (events.py)."""
 
-    __slots__ = ("ack", "dup", "flags", "index", "paylen", "sack", "seq", "side", "ts", "win")
+    __slots__ = ("ack", "dup", "flags", "index", "paylen", "sack", "seq", "side", "ts")
 
-    def __init__(self, batch: PacketBatch, r: int, side: int) -> None:
-        self.index = int(batch.index[r])
-        self.ts = int(batch.ts_ns[r])
+    def __init__(self, index: int, ts: int, side: int, flags: int, seq: int | None, paylen: int,
+                 ack: int | None, sack: list[tuple[int, int]], dup: bool) -> None:
+        self.index = index
+        self.ts = ts
         self.side = side
-        self.flags = int(batch.flags[r])
-        self.seq = int(batch.seq[r])
-        self.ack = int(batch.ack[r])
-        self.win = int(batch.win[r])
-        self.paylen = int(batch.paylen[r])
-        n = int(batch.opts.nsack[r])
-        self.sack: list[tuple[int, int]] = [(int(lo), int(hi)) for lo, hi in batch.opts.sack[r, :n].tolist()] if n else []
-        self.dup = False
+        self.flags = flags
+        self.seq = seq  # relative, in the space of ``side``; None without a send part
+        self.paylen = paylen
+        self.ack = ack  # relative, in the other side's space; None without the ACK flag
+        self.sack = sack
+        self.dup = dup  # the report's duplicate ACK (acks.py), as the flow stage marked it
+
+
+class _Packets:
+    """The packets of one connection in one batch, as columns in capture order."""
+
+    def __init__(self, events: tuple[EventBatch, EventBatch]) -> None:
+        sends = [events[s].take(events[s].is_send) for s in (0, 1)]
+        acks = [events[1 - s].take(events[1 - s].is_ack) for s in (0, 1)]  # the ACKs side s sent
+        parts = [(sends[0], 0), (acks[0], 0), (sends[1], 1), (acks[1], 1)]
+        self.index, first = np.unique(np.concatenate([e.index for e, _ in parts]), return_index=True)
+        n = self.index.size
+        self.side = np.concatenate([np.full(len(e), s, np.int64) for e, s in parts])[first]
+        self.ts = np.concatenate([e.time_ns for e, _ in parts])[first]
+        self.flags = np.concatenate([e.flags for e, _ in parts])[first]
+        self.paylen = np.zeros(n, np.int64)
+        self._send = np.full(n, -1, np.int64)  # row of each packet's send part, -1 without one
+        self._ack = np.full(n, -1, np.int64)
+        self._parts = (sends, acks)
+        for s in (0, 1):
+            pos = np.searchsorted(self.index, sends[s].index)
+            self._send[pos] = np.arange(pos.size) + s * (1 << 40)
+            self.paylen[pos] = sends[s].end - sends[s].start
+            pos = np.searchsorted(self.index, acks[s].index)
+            self._ack[pos] = np.arange(pos.size) + s * (1 << 40)
+
+    def __len__(self) -> int:
+        return int(self.index.size)
+
+    def packet(self, i: int) -> _Pkt:
+        flags, seq, ack, sack, dup = int(self.flags[i]), None, None, [], False
+        if self._send[i] >= 0:
+            s, k = divmod(int(self._send[i]), 1 << 40)
+            e = self._parts[0][s]
+            seq = int(e.start[k]) - (1 if flags & SYN else 0)
+        if self._ack[i] >= 0:
+            s, k = divmod(int(self._ack[i]), 1 << 40)
+            e = self._parts[1][s]
+            ack = int(e.ack[k])
+            sack = [(int(lo), int(hi)) for lo, hi in e.sack[k, : int(e.nsack[k])].tolist()]
+            dup = bool(e.dup[k])
+        return _Pkt(int(self.index[i]), int(self.ts[i]), int(self.side[i]), flags, seq, int(self.paylen[i]), ack, sack, dup)
 
 
 class _Collector:
@@ -311,7 +323,6 @@ class _Open:
         if self.start_index is None and inc.where != UPSTREAM:
             self.start_index = self.first_resend
         self.collector = _Collector(max_rows, self.row)
-        self.anchors: list[int | None] = [None, None]  # the flow's (shared, kept up to date)
         self.covered = inc.covered_ns is None  # nothing to wait for when never covered
         self.tail = None if inc.covered_ns is not None else context  # rows after the last resend
         self.done = False
@@ -321,33 +332,18 @@ class _Open:
             return p.index >= self.start_index
         return p.side == self.sender_side and p.paylen > 0 and p.ts >= self.w.incident.first_ns
 
-    # -- numbers as shown
-    def _rel_own(self, raw: int) -> int:
-        """A number of the incident's sequence space, relative to its ISN."""
-        inc = self.w.incident
-        return inc.start + _signed(raw, inc.seq)
-
-    def _rel(self, raw: int, space: int) -> int | None:
-        if space == self.sender_side:
-            return self._rel_own(raw)
-        anchor = self.anchors[space]
-        return None if anchor is None else (raw - anchor) & _MASK32
-
     def row(self, p: _Pkt, mark: str | None = None, nth: int | None = None) -> RegionRow:
-        other = 1 - p.side
-        has_ack = bool(p.flags & ACK)
         data = p.paylen > 0 or bool(p.flags & (SYN | FIN))
-        sack = [(x, y) for lo, hi in p.sack if (x := self._rel(lo, other)) is not None and (y := self._rel(hi, other)) is not None]
         flags = "".join(c for bit, c in ((SYN, "S"), (FIN, "F"), (RST, "R")) if p.flags & bit)
         return RegionRow(
             index=p.index,
             t_ms=(p.ts - self.conn_start_ns) / 1e6,
             dir="->" if p.side == self.sender_side else "<-",
             kind="PKT" if data else "ACK",
-            seq=self._rel(p.seq, p.side) if data else None,
-            ack=self._rel(p.ack, other) if has_ack else None,
+            seq=p.seq if data else None,
+            ack=p.ack,
             len=p.paylen,
-            sack=sack,
+            sack=p.sack,
             flags=flags,
             dup=p.dup,
             rtr=p.index in self.resend_nth,
@@ -368,11 +364,11 @@ class _Open:
         elif (
             not self.covered
             and p.side != self.sender_side
-            and p.flags & ACK
+            and p.ack is not None
             and (self.first_resend is None or p.index > self.first_resend)
             and inc.covered_ns is not None
             and p.ts >= inc.covered_ns
-            and self._rel_own(p.ack) >= inc.end
+            and p.ack >= inc.end
         ):
             self.covered = True
             self.collector.add(p, "covering_ack")
@@ -388,92 +384,40 @@ class _Open:
             self.done = True  # (the second case only if the covering ACK was not recognised: stop anyway)
 
 
-class _Flow:
-    """One 4-tuple: the state its rows need (for DUP marks and relative numbers) and its regions."""
+class _ConnRegions:
+    """The regions of one connection: those not yet begun, those being collected, and the last
+    ``context`` packets (the rows shown before a region's first packet)."""
 
-    def __init__(self, side0: bytes, context: int) -> None:
-        self.side0 = side0  # the endpoint (address + port) called side 0
-        self.pending: deque[_Open] = deque()  # not yet begun, by the record number they begin at
-        self.pending_up: deque[_Open] = deque()  # upstream incidents, by the time the hole opened
+    def __init__(self, regions: list[_Open], context: int) -> None:
+        ordered = sorted(regions, key=lambda r: (r.start_index or 0, r.w.incident.first_ns))
+        self.pending = deque(r for r in ordered if r.start_index is not None)  # by first record
+        self.pending_up = deque(r for r in ordered if r.start_index is None)  # upstream, by time
         self.active: list[_Open] = []
         self.ring: deque[_Pkt] = deque(maxlen=context)
         self.context = context
-        self.anchor: list[int | None] = [None, None]
-        self.snd_max: list[int | None] = [None, None]
-        self.last_ack: list[int | None] = [None, None]
-        self.last_win: list[int | None] = [None, None]
 
-    # -- state, one packet at a time
-    def _step(self, p: _Pkt) -> None:
-        s, o = p.side, 1 - p.side
-        f = p.flags
-        if f & SYN:
-            if not f & ACK and p.seq != self.anchor[s]:  # a new connection on this 4-tuple
-                self.anchor[:] = [None, None]
-                self.snd_max = [None, None]
-                self.last_ack = [None, None]
-                self.last_win = [None, None]
-            self.anchor[s] = p.seq
-        elif self.anchor[s] is None:
-            self.anchor[s] = p.seq
-        if f & ACK:
-            if self.anchor[o] is None:
-                self.anchor[o] = (p.ack - 1) & _MASK32
-            pure = p.paylen == 0 and not f & (SYN | FIN | RST)
-            peer_max = self.snd_max[o]
-            if pure and self.last_ack[s] == p.ack and peer_max is not None and _signed(peer_max, p.ack) > 0:
-                p.dup = self.last_win[s] == p.win or (bool(p.sack) and not self._dsack(p))
-            self.last_ack[s], self.last_win[s] = p.ack, p.win
-        end = (p.seq + p.paylen + (1 if f & SYN else 0) + (1 if f & FIN else 0)) & _MASK32
-        top = self.snd_max[s]
-        if top is None or _signed(end, top) > 0:
-            self.snd_max[s] = end
-
-    @staticmethod
-    def _dsack(p: _Pkt) -> bool:
-        """The D-SACK rule of :mod:`~tcpsack_analyze.acks`, on edges taken relative to the ACK."""
-        edges = [_signed(e, p.ack) for blk in p.sack[:2] for e in blk]
-        return bool(dsack_first_block(0, len(p.sack), *edges, *([0, 0] if len(p.sack) < 2 else [])))
-
-    # -- state, many packets at once (no region open, none starting)
-    def _bulk(self, batch: PacketBatch, rows: np.ndarray, side: np.ndarray) -> None:
-        self.ring.clear()
-        flags = batch.flags[rows]
-        if (flags & SYN).any():  # rare: handshakes and new connections, one at a time
-            for r, s in zip(rows.tolist(), side.tolist()):
-                self._step(_Pkt(batch, r, s))
-            return
-        has_ack = (flags & ACK) > 0
-        for s in (0, 1):
-            if self.anchor[s] is None:  # the first of: a sequence number of s, an ACK number for s
-                own = np.flatnonzero(side == s)[:1].tolist()
-                acks = np.flatnonzero((side != s) & has_ack)[:1].tolist()
-                firsts = [(p, int(batch.seq[rows[p]])) for p in own] + [(p, (int(batch.ack[rows[p]]) - 1) & _MASK32) for p in acks]
-                if firsts:
-                    self.anchor[s] = min(firsts)[1]
-        for s in (0, 1):
-            mine = side == s
-            if not mine.any():
+    def consume(self, pk: _Packets) -> None:
+        """The connection's packets of one batch: quickly past those no region needs."""
+        i, n = 0, len(pk)
+        while i < n and (self.active or self.pending or self.pending_up):
+            if self.active:
+                self._one(pk.packet(i))
+                i += 1
                 continue
-            r = rows[mine]
-            ends = (batch.seq[r] + batch.paylen[r] + ((batch.flags[r] & FIN) > 0)) & _MASK32
-            known = self.snd_max[s]
-            top = known if known is not None else int(ends[0])
-            ahead = int(((ends - top + _HALF) & _MASK32).max()) - _HALF
-            self.snd_max[s] = (top + max(ahead, 0)) & _MASK32
-            acked = r[(batch.flags[r] & ACK) > 0]
-            if acked.size:
-                self.last_ack[s] = int(batch.ack[acked[-1]])
-                self.last_win[s] = int(batch.win[acked[-1]])
+            j = i + self._next_start(pk, i)
+            k = max(i, j - self.context)
+            if k > i:
+                self.ring.clear()
+            for q in range(k, min(j + 1, n)):  # the context rows, and the row a region starts at
+                self._one(pk.packet(q))
+            i = min(j + 1, n)
 
     def _one(self, p: _Pkt) -> None:
-        """A packet in or next to a region: state, regions that begin here, rows."""
-        self._step(p)
+        """A packet in or next to a region: regions that begin here, rows."""
         begun = []
         for queue in (self.pending, self.pending_up):
             while queue and queue[0].starts_at(p):
                 reg = queue.popleft()
-                reg.anchors = self.anchor
                 for q in self.ring:
                     reg.collector.add(q)
                 self.active.append(reg)
@@ -485,32 +429,16 @@ class _Flow:
         if self.ring.maxlen:
             self.ring.append(p)
 
-    def consume(self, batch: PacketBatch, rows: np.ndarray, side: np.ndarray) -> None:
-        index = batch.index[rows]
-        i, n = 0, rows.size
-        while i < n:
-            if self.active:
-                self._one(_Pkt(batch, int(rows[i]), int(side[i])))
-                i += 1
-                continue
-            j = i + self._next_start(batch, rows[i:], side[i:], index[i:])
-            k = max(i, j - self.context)
-            if k > i:
-                self._bulk(batch, rows[i:k], side[i:k])
-            for q in range(k, min(j + 1, n)):  # the context rows, and the row a region starts at
-                self._one(_Pkt(batch, int(rows[q]), int(side[q])))
-            i = min(j + 1, n)
-
-    def _next_start(self, batch: PacketBatch, rows: np.ndarray, side: np.ndarray, index: np.ndarray) -> int:
-        """Position in ``rows`` of the first packet where a pending region begins (or the end)."""
-        at = rows.size
+    def _next_start(self, pk: _Packets, i: int) -> int:
+        """Offset from ``i`` of the first packet where a pending region begins (or the end)."""
+        at = len(pk) - i
         if self.pending:
             first = self.pending[0].start_index
             assert first is not None  # (upstream regions wait in pending_up)
-            at = int(np.searchsorted(index, first, side="left"))
+            at = min(at, int(np.searchsorted(pk.index[i:], first, side="left")))
         if self.pending_up:
             reg = self.pending_up[0]
-            hit = (side == reg.sender_side) & (batch.paylen[rows] > 0) & (batch.ts_ns[rows] >= reg.w.incident.first_ns)
+            hit = (pk.side[i:] == reg.sender_side) & (pk.paylen[i:] > 0) & (pk.ts[i:] >= reg.w.incident.first_ns)
             if hit.any():
                 at = min(at, int(np.argmax(hit)))
         return at
@@ -549,58 +477,26 @@ def collect_regions(
     max_rows: int = MAX_ROWS,
     chunk_bytes: int = DEFAULT_CHUNK,
 ) -> list[Region]:
-    """Read ``path`` again and build the region of each incident in ``wanted`` (second pass)."""
-    flows: dict[bytes, tuple[_Flow, int]] = {}  # src+dst endpoint key -> (flow, side of src)
+    """Read ``path`` again through the flow stage and build the region of each incident in
+    ``wanted`` from the events of its connection (second pass; no loss stage runs)."""
+    from tcpsack_analyze.analysis import stream_events
+
     rexmits: dict[int, set[int]] = {}
     for (cid, _name), res in loss.items():
         rexmits.setdefault(cid, set()).update(r.index for r in res.retransmissions)
-    regions: list[_Open] = []
-    for w in wanted:
-        c = w.conn
-        a, b = _endpoint(c.a_addr, c.a_port), _endpoint(c.b_addr, c.b_port)
-        if a + b not in flows:
-            flow = _Flow(a, context)
-            flows[a + b] = (flow, 0)
-            flows[b + a] = (flow, 1) if a != b else (flow, 0)
-        flow = flows[a + b][0]
-        sender = a if w.incident.direction == "a2b" else b
-        regions.append(_Open(w, 0 if sender == flow.side0 else 1, context, max_rows, rexmits.get(c.id, set())))
-    for reg in sorted(regions, key=lambda r: (r.start_index or 0, r.w.incident.first_ns)):
-        flow = flows[_endpoint(reg.w.conn.a_addr, reg.w.conn.a_port) + _endpoint(reg.w.conn.b_addr, reg.w.conn.b_port)][0]
-        (flow.pending if reg.start_index is not None else flow.pending_up).append(reg)
-    ports = np.unique(np.asarray([p for w in wanted for p in (w.conn.a_port, w.conn.b_port)], dtype=np.int64))
-    status = ReadStatus(path)
-    if flows:
-        for batch in read_capture(path, status, None, chunk_bytes):
-            _dispatch(batch, flows, ports)
-            del batch  # see read_capture: freed before the next chunk is decoded
+    regions = [
+        _Open(w, int(Dir.parse(w.incident.direction)), context, max_rows, rexmits.get(w.conn.id, set()))
+        for w in wanted
+    ]
+    by_conn: dict[int, list[_Open]] = {}
+    for reg in regions:
+        by_conn.setdefault(reg.w.conn.id, []).append(reg)
+    conns = {cid: _ConnRegions(regs, context) for cid, regs in by_conn.items()}
+    if conns:
+        for conn_id, events in stream_events(path, chunk_bytes=chunk_bytes):
+            if conn_id in conns:
+                conns[conn_id].consume(_Packets(events))
     return [_finish(reg) for reg in regions]
-
-
-def _dispatch(batch: PacketBatch, flows: dict[bytes, tuple[_Flow, int]], ports: np.ndarray) -> None:
-    """Hand the rows of each wanted 4-tuple in ``batch`` to its flow, in file order."""
-    if len(batch) == 0:
-        return
-    cand = np.nonzero(np.isin(batch.sport, ports) & np.isin(batch.dport, ports))[0]
-    if cand.size == 0:
-        return
-    keys = _row_keys(batch, cand)
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    per_flow: dict[int, tuple[_Flow, list[np.ndarray], list[np.ndarray]]] = {}
-    for u in range(uniq.size):
-        hit = flows.get(uniq[u].tobytes())
-        if hit is None:
-            continue
-        flow, src_side = hit
-        rows = cand[inverse == u]
-        entry = per_flow.setdefault(id(flow), (flow, [], []))
-        entry[1].append(rows)
-        entry[2].append(np.full(rows.size, src_side, dtype=np.int64))
-    for flow, row_parts, side_parts in per_flow.values():
-        rows = np.concatenate(row_parts)
-        side = np.concatenate(side_parts)
-        order = np.argsort(rows, kind="stable")
-        flow.consume(batch, rows[order], side[order])
 
 
 def _finish(reg: _Open) -> Region:
@@ -609,7 +505,7 @@ def _finish(reg: _Open) -> Region:
     c = w.conn
     start_ns = reg.conn_start_ns
     sender, receiver = (c.a_addr, c.a_port), (c.b_addr, c.b_port)
-    if inc.direction == "b2a":
+    if Dir.parse(inc.direction) is Dir.B2A:
         sender, receiver = receiver, sender
     resends = []
     if w.fill is not None:
@@ -688,7 +584,8 @@ def region_text(reg: Region) -> str:
     unseen = reg.first_index is None or reg.first_index == first
     lost = reg.where if reg.lost else "nowhere (all resends spurious)"
     out = [
-        f"Connection {reg.conn} ({reg.sender} -> {reg.receiver}), {reg.direction} bytes {reg.start}-{reg.end} (seq {reg.seq}, {reg.end - reg.start} bytes), lost {lost}",
+        f"Connection {reg.conn} ({reg.sender} -> {reg.receiver}), {reg.direction} bytes {reg.start}-{reg.end} "
+        f"(seq {reg.seq}, {reg.end - reg.start} bytes), lost {lost}",
         f"Retransmission region for packet {first}{' (original transmission not seen here)' if unseen else ''}",
         f"{'index':>8} {'t ms':>12} dir mark",
     ]

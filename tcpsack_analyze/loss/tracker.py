@@ -57,6 +57,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tcpsack_analyze.events import Dir, EventBatch, Placement, StreamFacts
 from tcpsack_analyze.loss.records import (
     AMBIGUOUS,
     DOWNSTREAM,
@@ -76,10 +77,11 @@ from tcpsack_analyze.loss.records import (
     RecoveryEpisode,
     Retransmission,
 )
-from tcpsack_analyze.events import EventBatch, Placement, StreamFacts
+from tcpsack_analyze.loss.states import CaState, Event, Trigger, episode_state, transition
 from tcpsack_analyze.loss.table import RecordTable
-from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.rtt import Rfc6298
+from tcpsack_analyze.scoreboard import Scoreboard
+from tcpsack_analyze.seqspace import wire_add
 
 NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
 DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
@@ -90,7 +92,6 @@ DSACK_WINDOW = 512  # a D-SACK is matched against the latest this many resends..
 DSACK_RTTS = 8  # ...sent at most this many times the largest SRTT seen before it...
 DSACK_MIN_HORIZON_NS = 200_000_000  # ...or 200 ms (Linux's minimum RTO), if longer...
 DSACK_NO_RTT_HORIZON_NS = 1_000_000_000  # ...or 1 s before any RTT sample
-_MASK32 = 0xFFFFFFFF
 
 
 @dataclass
@@ -211,7 +212,7 @@ class LossResult:
     sums reads the columns (``table.column(name)``, ``table.ints(name)``).
     """
 
-    name: str  # "a2b" or "b2a"
+    name: str  # Dir.label: "a2b" or "b2a"
     retransmission_table: RecordTable[Retransmission]  # in the order sent
     fill_table: RecordTable[Fill]  # in the order seen
     episode_table: RecordTable[RecoveryEpisode]  # by id
@@ -244,7 +245,7 @@ class LossTracker:
 
     def __init__(self, d: int, thin_packets: int = THIN_PACKETS) -> None:
         self.d = d
-        self.name = "a2b" if d == 0 else "b2a"
+        self.name = Dir(d).label
         self.thin_packets = thin_packets
         self.timing = Timing()
         self.mss = 0
@@ -265,7 +266,10 @@ class LossTracker:
         self.dup_run = 0
         self.last_ack_ns: int | None = None
         self.last_send_ns: int | None = None
-        self.sacked = RangeSet()
+        # the receiver's cumulative ACK and SACK blocks, kept as the sender keeps them (RFC 6675
+        # section 3 Update()); only its SACK bookkeeping and IsLost are read here (no sends are
+        # entered: the sender's recovery is what this tracker infers, not what it assumes)
+        self.board = Scoreboard(1, DUP_THRESH)
         self._last_blocks: list[list[int]] = []  # SACK blocks of the previous ACK
         self.holes: dict[int, tuple[int, int, int]] = {}  # gap start -> (end, opened ns, TSval above)
         # findings: objects while they can change, then rows of the tables (module docstring)
@@ -452,7 +456,7 @@ class LossTracker:
         self.dup_run = 0
         self._rto_run = 0
         self._tlp_armed = True
-        self.sacked.remove_below(a)
+        self.board.on_ack(a, (), t)
         if self._pending:
             covered = [p for p in self._pending if p[0].end <= a]
             if covered:
@@ -463,11 +467,17 @@ class LossTracker:
                 if sg.end <= a:
                     sg.covered_ns = t
             self._open = [sg for sg in self._open if sg.end > a]
+        if self.episode is not None and a >= self.episode.recovery_point:
+            self._end_episode(Event.FULL_ACK, t)
+
+    def _end_episode(self, what: Trigger | Event, t: int | None) -> None:
+        """The open episode ends as :data:`~tcpsack_analyze.loss.states.TRANSITIONS` says."""
         ep = self.episode
-        if ep is not None and a >= ep.recovery_point:
-            ep.end_ns = t
-            ep.ended = "full_ack"
-            self.episode = None
+        assert ep is not None
+        _, ended = transition(episode_state(ep.trigger), what)
+        assert ended is not None
+        ep.end_ns, ep.ended = t, ended
+        self.episode = None
 
     def _covered(self, covered: list[tuple[Retransmission, list[_Seg]]], t: int, tsecr: int) -> None:
         """Resends whose end the ACK at ``t`` covered for the first time (in send order)."""
@@ -491,8 +501,7 @@ class LossTracker:
         ep = self.episodes[r.episode - len(self._episode_table)]
         ep.spurious += 1
         if ep is self.episode and ep.start_index == r.index:
-            ep.end_ns, ep.ended = r.covered_ns, "undone"
-            self.episode = None
+            self._end_episode(Event.UNDONE, r.covered_ns)
 
     def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list, tsecr: int) -> None:
         una = self.snd_una
@@ -513,16 +522,16 @@ class LossTracker:
             if dsack:
                 self._on_dsack(blocks[0][0], blocks[0][1], t)
                 first = 1
-            for blk in blocks[first:]:
-                lo, hi = blk
-                if hi > una and blk not in self._last_blocks:  # receivers repeat most blocks
-                    self.sacked.add(max(lo, una), hi)
+            # receivers repeat most blocks: only those not in the previous ACK can add anything
+            new = [(lo, hi) for lo, hi in blocks[first:] if hi > una and [lo, hi] not in self._last_blocks]
+            if new:
+                self.board.on_ack(una, new, t)
             self._last_blocks = blocks
             # holes below the highest SACK are reported missing
-            top = self.sacked.high
+            top = self.board.high_sack
             if top is not None:
                 for sg in self._open:
-                    if not sg.reported_missing and una <= sg.start < top and self.sacked.overlap(sg.start, sg.end) < sg.end - sg.start:
+                    if not sg.reported_missing and una <= sg.start < top and self.board.sacked_within(sg.start, sg.end) < sg.end - sg.start:
                         sg.reported_missing = True
         self.last_ack_ns = t
 
@@ -588,7 +597,7 @@ class LossTracker:
         self._open.append(seg)
 
     def _seq32(self, rel: int) -> int:
-        return (self.seq_anchor + rel) & _MASK32
+        return int(wire_add(self.seq_anchor, rel))
 
     def _on_rexmit(self, s: int, e: int, t: int, index: int, tsval: int, pos: int, flight: int) -> None:
         segs = self._segs_of(s, e)
@@ -604,10 +613,10 @@ class LossTracker:
         since_ack = None if self.last_ack_ns is None else t - self.last_ack_ns
         last = max((x for x in (self.last_ack_ns, self.last_send_ns, prev_ns) if x is not None), default=t)
         silence = t - last
-        sacked_bytes = self.sacked.overlap(s, 1 << 62)
-        mss = self.mss or max(e - s, 1)
-        sacked_segs = math.ceil(sacked_bytes / mss)
-        is_lost = sacked_bytes > (DUP_THRESH - 1) * mss or len(self.sacked.intersecting(s, 1 << 62)) >= DUP_THRESH
+        sacked_bytes = self.board.sacked_within(s, self.board.high_sack or s)
+        self.board.smss = self.mss or max(e - s, 1)
+        sacked_segs = math.ceil(sacked_bytes / self.board.smss)
+        is_lost = self.board.is_lost(s)
         highest = e >= self.snd_max
         head = s <= una
         rtd = None if prev_ns is None else t - prev_ns
@@ -615,14 +624,17 @@ class LossTracker:
         ep = self.episode
         if trigger == RTO:
             self._rto_run += 1
-            if ep is not None and ep.trigger == RTO and self._rto_run > 1:
-                ep.recovery_point = self.snd_max  # backoff: the same timeout episode goes on
-            elif ep is not None:
-                ep.end_ns, ep.ended = t, "rto"
-                ep = None
         elif trigger == TLP:
             self._tlp_armed = False
-        if ep is None and trigger in (FAST, EARLY, RTO):
+        backoff = trigger == RTO and ep is not None and ep.trigger == RTO and self._rto_run > 1
+        state, ended = transition(episode_state(None if ep is None else ep.trigger), Event.BACKOFF if backoff else Trigger(trigger))
+        if backoff:
+            assert ep is not None
+            ep.recovery_point = self.snd_max  # the same timeout episode goes on
+        if ended is not None:
+            self._end_episode(Trigger(trigger), t)
+            ep = None
+        if ep is None and state is not CaState.OPEN:
             ep = RecoveryEpisode(-1, self.name, len(self._episode_table) + len(self.episodes), trigger, t, index, self.snd_max)
             self.episodes.append(ep)
             self.episode = ep
@@ -818,8 +830,7 @@ class LossTracker:
         """Close what is open, settle every record and return the tables (DOMAIN.md s. 5, 7)."""
         self.timing.catch_up()
         if self.episode is not None:
-            self.episode.ended = "end_of_capture"
-            self.episode = None
+            self._end_episode(Event.END, self.episode.end_ns)
         self._settle()
         incidents, lost = self._incident_table, self._lost_table
         # incidents and lost transmissions by start; segments settled in the order they closed

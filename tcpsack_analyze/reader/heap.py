@@ -22,7 +22,7 @@ from functools import cache
 def _malloc_trim() -> Callable[[int], int] | None:
     """glibc's ``malloc_trim`` from the symbols already loaded in the process, or None."""
     try:
-        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+        return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError, TypeError):  # no such symbol; Windows has no CDLL(None)
         return None
 

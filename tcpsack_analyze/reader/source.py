@@ -36,7 +36,7 @@ class ByteSource:
                 raise CaptureError(path, None, f"cannot open: {exc.strerror or exc}") from None
         head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
         if not head and path == "-":
-            buffered = io.BufferedReader(raw)  # type: ignore[arg-type]
+            buffered = io.BufferedReader(raw)  # type: ignore[type-var]
             head = buffered.peek(2)[:2]
             raw = buffered
         self._raw = raw

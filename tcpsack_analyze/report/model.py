@@ -11,14 +11,12 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from tcpsack_analyze import vantage
-from tcpsack_analyze.connection import Connection, Direction
+from tcpsack_analyze.events import Dir
 from tcpsack_analyze.loss.patterns import GilbertElliott
 from tcpsack_analyze.loss.summary import LossSummary, LossTotals, summarize
-from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import ReadStatus
+from tcpsack_analyze.results import ConnectionResult
 from tcpsack_analyze.stats import Summary
 
 SCHEMA_VERSION = 2  # 2: loss sections (DirectionReport.loss, CaptureReport.loss)
@@ -28,7 +26,7 @@ SCHEMA_VERSION = 2  # 2: loss sections (DirectionReport.loss, CaptureReport.loss
 class DirectionReport:
     """One direction of a connection: what its sender sent and what its receiver's ACKs said."""
 
-    name: str  # "a2b" or "b2a"
+    name: str  # Dir.label: "a2b" or "b2a"
     total_packets: int
     ack_packets: int
     pure_acks: int
@@ -147,18 +145,13 @@ def _secs(ns: int | None) -> float | None:
     return None if ns is None else ns / 1e9
 
 
-def direction_report(
-    conn: Connection, d: int, duration_s: float, view: vantage.Vantage, loss: LossResult, fit: GilbertElliott | None
-) -> DirectionReport:
+def direction_report(res: ConnectionResult, d: int, duration_s: float, view: vantage.Vantage, fit: GilbertElliott | None) -> DirectionReport:
     """One direction's section; ``fit`` is its Gilbert-Elliott fit (see :func:`connection_report`)."""
-    st: Direction = conn.dirs[d]
-    peer: Direction = conn.dirs[1 - d]
+    st, peer = res.counts[d], res.counts[1 - d]
     throughput = st.unique_bytes / duration_s if duration_s > 0 else None
-    scale_used = conn.window_scale_in_use()
-    rtt = Summary.of(st.rtt.samples.array(), 1e-6)
-    win_min, win_max, win_mean = conn.window_stats(d)
+    scale_used = res.window_scale_in_use
     return DirectionReport(
-        name="a2b" if d == 0 else "b2a",
+        name=Dir(d).label,
         total_packets=st.packets,
         ack_packets=st.ack_packets,
         pure_acks=st.pure_acks,
@@ -171,8 +164,8 @@ def direction_report(
         data_bytes=st.data_bytes,
         rexmit_packets=st.rexmit_packets,
         rexmit_bytes=st.rexmit_bytes,
-        syn_rexmits=st.syn_rexmit,
-        fin_rexmits=st.fin_rexmit,
+        syn_rexmits=st.syn_rexmits,
+        fin_rexmits=st.fin_rexmits,
         out_of_order_packets=st.out_of_order,
         zero_window_probes=st.zwnd_probes,
         zero_window_probe_bytes=st.zwnd_probe_bytes,
@@ -183,9 +176,9 @@ def direction_report(
         duplicate_acks=st.dupacks,
         triple_duplicate_acks=st.triple_dupacks,
         zero_window_advertisements=st.zero_windows,
-        window_min=win_min,
-        window_max=win_max,
-        window_mean=win_mean,
+        window_min=st.window_min,
+        window_max=st.window_max,
+        window_mean=st.window_mean,
         window_scale=None if scale_used is None else ((st.wscale or 0) if scale_used else 0),
         mss=st.mss,
         sack_permitted=st.sack_permitted,
@@ -194,8 +187,8 @@ def direction_report(
         min_segment=st.min_seg,
         mean_segment=st.data_bytes / st.data_packets if st.data_packets else None,
         oversize_segments=st.oversize_segments,
-        rtt_ms=rtt,
-        rtt_ts_ms=Summary.of(st.rtt.ts_samples.array(), 1e-6),
+        rtt_ms=Summary.of(res.rtt[d].samples.array(), 1e-6),
+        rtt_ts_ms=Summary.of(res.rtt[d].ts_samples.array(), 1e-6),
         throughput_Bps=throughput,
         first_packet=_secs(st.first_ns),
         last_packet=_secs(st.last_ns),
@@ -204,47 +197,45 @@ def direction_report(
         snd_max=st.snd_max,
         isn_seen=st.syn_seen,
         vantage=view.for_direction(d),
-        loss=summarize(loss, throughput_Bps=throughput, mss=peer.mss or st.max_seg or None, data_packets=st.data_packets, peer_acks=peer.ack_packets, gilbert_elliott=fit),
+        loss=summarize(
+            res.loss[d], throughput_Bps=throughput, mss=peer.mss or st.max_seg or None, data_packets=st.data_packets,
+            peer_acks=peer.ack_packets, gilbert_elliott=fit,
+        ),
     )
 
 
-def connection_report(
-    conn: Connection, loss: tuple[LossResult, LossResult], fits: tuple[GilbertElliott | None, GilbertElliott | None]
-) -> ConnectionReport:
+def connection_report(res: ConnectionResult, fits: tuple[GilbertElliott | None, GilbertElliott | None]) -> ConnectionReport:
     """One connection's section. ``fits`` are the Gilbert-Elliott fits of its two directions'
     loss sequences, made by the caller for all directions of a capture at once
     (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`: one short fit costs about
     as much as a hundred fitted together)."""
-    assert conn.first_ns is not None and conn.last_ts_ns is not None
-    a, b = conn.dirs
-    first = min(x for x in (a.first_ns, b.first_ns) if x is not None)
-    last = max(x for x in (a.last_ns, b.last_ns) if x is not None)
+    first, last = res.first_ns, res.last_ns
     duration = (last - first) / 1e9
-    min_ab, min_ba = a.rtt.samples.min(), b.rtt.samples.min()
+    min_ab, min_ba = res.rtt[0].samples.min(), res.rtt[1].samples.min()
     view = vantage.infer(
-        conn.syn_ts,
-        conn.synack_ts,
-        conn.hs_ack_ts,
+        res.syn_ns,
+        res.synack_ns,
+        res.hs_ack_ns,
         None if min_ab is None else min_ab / 1e6,
         None if min_ba is None else min_ba / 1e6,
     )
     return ConnectionReport(
-        id=conn.id,
-        epoch=conn.epoch,
-        a_addr=format_addr(conn.a_addr),
-        a_port=conn.a_port,
-        b_addr=format_addr(conn.b_addr),
-        b_port=conn.b_port,
-        ip_version=conn.ipver,
-        state=conn.state(),
+        id=res.id,
+        epoch=res.epoch,
+        a_addr=format_addr(res.a_addr),
+        a_port=res.a_port,
+        b_addr=format_addr(res.b_addr),
+        b_port=res.b_port,
+        ip_version=res.ipver,
+        state=res.state,
         first_packet=first / 1e9,
         last_packet=last / 1e9,
         duration_s=duration,
-        total_packets=conn.packets,
-        vlan_tagged_packets=conn.vlan_tagged,
+        total_packets=res.packets,
+        vlan_tagged_packets=res.vlan_tagged,
         vantage=view,
-        a2b=direction_report(conn, 0, duration, view, loss[0], fits[0]),
-        b2a=direction_report(conn, 1, duration, view, loss[1], fits[1]),
+        a2b=direction_report(res, 0, duration, view, fits[0]),
+        b2a=direction_report(res, 1, duration, view, fits[1]),
     )
 
 

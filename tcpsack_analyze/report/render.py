@@ -12,12 +12,14 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timezone
+from typing import Any
 
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott
-from tcpsack_analyze.loss.summary import LossTotals
+from tcpsack_analyze.loss.summary import LossSummary, LossTotals
 from tcpsack_analyze.report.model import CaptureReport, ConnectionReport, DirectionReport
 from tcpsack_analyze.stats import Summary
 
@@ -70,7 +72,7 @@ def _summary_rows(label: str, sa: Summary, sb: Summary, names: tuple[str, ...]) 
 
 
 def _rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
-    def pair(label: str, f, unit: str = "") -> Row:  # type: ignore[no-untyped-def]
+    def pair(label: str, f: Callable[[DirectionReport], Any], unit: str = "") -> Row:
         return (label, _num(f(a), unit), _num(f(b), unit))
 
     rows = [
@@ -121,10 +123,10 @@ def _loss_rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
     """The loss section of both directions (DOMAIN.md sections 4-9), one figure a row."""
     la, lb = a.loss, b.loss
 
-    def pair(label: str, f) -> Row:  # type: ignore[no-untyped-def]
+    def pair(label: str, f: Callable[[LossSummary], Any]) -> Row:
         return (label, f(la), f(lb))
 
-    def num(label: str, f, unit: str = "") -> Row:  # type: ignore[no-untyped-def]
+    def num(label: str, f: Callable[[LossSummary], Any], unit: str = "") -> Row:
         return (label, _num(f(la), unit), _num(f(lb), unit))
 
     def ge(label: str, what: str) -> Row:

@@ -1,0 +1,141 @@
+"""The stages behind the event boundary, driven by hand-built events (no capture file).
+
+Each conversation is written as the data sender's sends and the receiver's ACKs of one direction,
+with explicit times (ms), as a notebook user would feed them; the RTT stage and the loss tracker
+run on them exactly as the pipeline runs them (tests/test_loss_tracker.py pins the same rules
+through captures).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcpsack_analyze.events import ACK, Ack, EventBatch, Placement, Send, StreamFacts
+from tcpsack_analyze.loss.tracker import LossResult, LossTracker
+from tcpsack_analyze.rtt import Rfc6298, RttSampler
+
+MSS = 1000
+RTT_MS = 100.0
+FACTS = StreamFacts(mss=MSS, seq_anchor=1000, turnaround_ns=0, receiver_turnaround_ns=int(RTT_MS * 1e6))
+
+
+class Talk:
+    """A direction's conversation, event by event (record numbers in order)."""
+
+    def __init__(self) -> None:
+        self.events: list[Send | Ack] = []
+
+    def send(self, t_ms: float, seg: int, placement: Placement = Placement.NEW) -> None:
+        self.events.append(Send(int(t_ms * 1e6), len(self.events), 1 + seg * MSS, 1 + (seg + 1) * MSS, ACK, None, placement))
+
+    def ack(self, t_ms: float, seg: int, sack: tuple[tuple[int, int], ...] = (), dup: bool = False, dsack: bool = False) -> None:
+        blocks = tuple((1 + a * MSS, 1 + b * MSS) for a, b in sack)
+        self.events.append(Ack(int(t_ms * 1e6), len(self.events), 1 + seg * MSS, blocks, dsack, dup, 65535, None, ACK))
+
+    def warm_up(self, n: int = 4) -> float:
+        """Segments 0..n-1, each acknowledged one RTT later: RTT samples of 100 ms."""
+        t = 0.0
+        for k in range(n):
+            self.send(t, k)
+            self.ack(t + RTT_MS, k + 1)
+            t += RTT_MS + 0.1
+        return t
+
+    def run(self, batches: int = 1) -> LossResult:
+        """Feed the events to the RTT stage and the loss tracker, split into ``batches``."""
+        ev = EventBatch.of(self.events)
+        rtt, tracker = RttSampler(), LossTracker(0)
+        for part in np.array_split(np.arange(len(ev)), batches):
+            if part.size:
+                b = ev.take(part)
+                tracker.feed(b, now=int(b.time_ns[-1]), facts=FACTS, rtt=rtt.feed(b))
+        return tracker.finish()
+
+
+def test_fast_retransmit_after_three_dupacks_ends_with_the_full_ack() -> None:
+    talk = Talk()
+    t = talk.warm_up()
+    for k in range(4, 10):  # 5 is lost
+        talk.send(t + (k - 4), k)
+    talk.ack(t + RTT_MS, 5)
+    for k, seg in enumerate((6, 7, 8)):
+        talk.ack(t + RTT_MS + 2 + k, 5, sack=((6, seg + 1),), dup=True)
+    talk.send(t + RTT_MS + 4.1, 5, Placement.REXMIT)
+    talk.ack(t + 2 * RTT_MS + 4.1, 10)
+    res = talk.run()
+    (r,) = res.retransmissions
+    assert (r.trigger, r.dupacks, r.sacked_segments, r.ca_state) == ("fast", 3, 3, "Recovery")
+    assert r.rtd_ns == pytest.approx((RTT_MS + 3.1) * 1e6)
+    (ep,) = res.episodes
+    assert (ep.trigger, ep.ended, ep.recovery_point) == ("fast", "full_ack", 1 + 10 * MSS)
+    (lost,) = res.lost
+    assert lost.original and lost.where == "downstream" and lost.start == 1 + 5 * MSS
+    assert r.seq == (1000 + 1 + 5 * MSS) % 2**32  # the wire number comes from the stream's anchor
+
+
+def test_timer_resends_with_doubling_backoff_are_one_rto_episode() -> None:
+    talk = Talk()
+    t = talk.warm_up()
+    talk.send(t, 4)
+    talk.send(t + 1, 5)  # both lost
+    talk.send(t + 500, 4, Placement.REXMIT)
+    talk.send(t + 1500, 4, Placement.REXMIT)
+    talk.ack(t + 1500 + RTT_MS, 6)
+    res = talk.run()
+    first, second = res.retransmissions
+    assert (first.trigger, first.backoff, second.trigger, second.backoff) == ("rto", 0, "rto", 1)
+    assert first.episode == second.episode == 0 and res.episodes[0].rtos == 2
+
+
+def test_dsack_marks_the_resend_spurious() -> None:
+    talk = Talk()
+    t = talk.warm_up()
+    talk.send(t, 4)
+    talk.send(t + 500, 4, Placement.REXMIT)  # the original was only late
+    talk.ack(t + 590, 5)
+    talk.ack(t + 500 + RTT_MS, 5, sack=((4, 5),), dsack=True)
+    res = talk.run()
+    (r,) = res.retransmissions
+    assert r.spurious == "dsack" and res.lost == []
+
+
+@pytest.mark.parametrize("batches", [2, 3, 7])
+def test_batching_does_not_change_the_findings(batches: int) -> None:
+    talk = Talk()
+    t = talk.warm_up()
+    for k in range(4, 10):
+        talk.send(t + (k - 4), k)
+    for k, seg in enumerate((6, 7, 8)):
+        talk.ack(t + RTT_MS + 2 + k, 5 if k else 4, sack=((6, seg + 1),), dup=bool(k))
+    talk.send(t + RTT_MS + 4.1, 5, Placement.REXMIT)
+    talk.send(t + RTT_MS + 4.2, 4, Placement.REXMIT)
+    talk.ack(t + 2 * RTT_MS + 4.1, 10)
+    one, many = talk.run(), talk.run(batches)
+    assert one.retransmissions == many.retransmissions and one.episodes == many.episodes
+    assert one.rtd_samples_ns.tolist() == many.rtd_samples_ns.tolist()
+
+
+def test_rtt_sampler_follows_karn() -> None:
+    """A segment resent before its ACK gives no data/ACK sample (RFC 6298 section 3)."""
+    talk = Talk()
+    talk.send(0, 0)
+    talk.ack(100, 1)  # clean: 100 ms
+    talk.send(200, 1)
+    talk.send(900, 1, Placement.REXMIT)
+    talk.ack(1000, 2)  # ambiguous: no sample
+    talk.send(1100, 2)
+    talk.ack(1180, 3)  # clean: 80 ms
+    sampler = RttSampler()
+    sampler.feed(EventBatch.of(talk.events))
+    assert sorted(sampler.samples.array().tolist()) == [80_000_000, 100_000_000]
+
+
+def test_rfc6298_estimator() -> None:
+    est = Rfc6298()
+    assert est.rto(granularity=0.001) is None
+    est.update(100.0)
+    assert (est.srtt, est.rttvar) == (100.0, 50.0)  # section 2.2
+    assert est.rto(granularity=1.0, minimum=1000.0) == 1000.0  # 300 ms, raised to the 1 s floor
+    est.update(200.0)
+    assert est.rttvar == pytest.approx(0.75 * 50 + 0.25 * 100)  # section 2.3, RTTVAR first
+    assert est.srtt == pytest.approx(0.875 * 100 + 0.125 * 200)
