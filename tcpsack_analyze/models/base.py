@@ -12,7 +12,8 @@ Contracts (what a subclass may change, and where):
 
 * The base owns the sequence bookkeeping (the one RFC 6675 scoreboard,
   :class:`~tcpsack_analyze.scoreboard.Scoreboard`, fed SACK blocks only when the model
-  :attr:`uses_sack`, emulated from duplicate ACKs as Linux does when the receiver sends none), the RTT samples and retransmission timer (RFC 6298, :mod:`.rto`), the
+  :attr:`uses_sack`, emulated from duplicate ACKs as Linux does when the receiver sends none),
+  the RTT samples and retransmission timer (RFC 6298, :mod:`.rto`), the
   duplicate-ACK count, the RTO response (RFC 5681 section 3.1 equation 4 and RFC 6298 5.5-5.7)
   and slow-start / congestion-avoidance growth (RFC 5681 section 3.1, :mod:`.growth`).
 * A subclass decides what an ACK means for loss recovery (:meth:`_on_ack`) and what entering
@@ -355,7 +356,7 @@ class SenderModel(ABC):
         Public so that open-loop inference can make the model follow a sender that entered
         recovery on its own evidence."""
 
-    def _on_sent(self, length: int, resent: bool) -> None:
+    def _on_sent(self, length: int, resent: bool) -> None:  # noqa: B027 - an optional hook
         """A segment of ``length`` octets was sent (PRR counts them)."""
 
     def _ssthresh_on_loss(self) -> int:
@@ -434,7 +435,7 @@ class SenderModel(ABC):
             self.min_rtt_s = rtt if self.min_rtt_s is None else min(self.min_rtt_s, rtt)
             self._on_rtt(rtt, now)
 
-    def _on_rtt(self, rtt_s: float, now: int) -> None:
+    def _on_rtt(self, rtt_s: float, now: int) -> None:  # noqa: B027 - an optional hook
         """A round-trip sample was taken from an ACK at ``now`` (CUBIC's HyStart reads them)."""
 
 

@@ -41,18 +41,19 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tcpsack_analyze.events import (
+    ACK,
+    SYN,
     Ack,
     Dir,
     EventBatch,
     Kind,
     Placement,
     Send,
-    StreamFacts,
 )
 from tcpsack_analyze.models.base import (
     CONGESTION_AVOIDANCE,
@@ -128,12 +129,13 @@ class ModelRun:
 
         ss = self.ssthresh.astype(float)
         ss[ss < 0] = np.nan
-        return pd.DataFrame({
+        frame: pd.DataFrame = pd.DataFrame({
             "model": self.model, "time_ns": self.time_ns, "time_s": self.time_ns / NS, "index": self.index,
             "cwnd": self.cwnd, "ssthresh": ss, "pipe": self.pipe, "flight": self.flight,
             "cwnd_segments": self.cwnd / smss, "ssthresh_segments": ss / smss,
             "state": [STATES[s] for s in self.state.tolist()],
         })
+        return frame
 
 
 @dataclass(frozen=True)
@@ -462,7 +464,8 @@ class CaptureInference:
                 f.insert(0, "direction", d.direction)
                 f.insert(0, "conn", d.conn)
                 frames.append(f)
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        out: pd.DataFrame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        return out
 
     def violations_df(self) -> pd.DataFrame:
         """One row per violation: connection, direction, model, time, record number, kind, text."""
@@ -470,28 +473,38 @@ class CaptureInference:
 
         rows = [{"conn": d.conn, "direction": d.direction, **dataclasses.asdict(v), "time_s": v.time_ns / NS}
                 for d in self.directions for r in d.runs for v in r.violations]
-        return pd.DataFrame(rows, columns=["conn", "direction", "model", "time_ns", "index", "kind", "text", "time_s"])
+        out: pd.DataFrame = pd.DataFrame(rows, columns=["conn", "direction", "model", "time_ns", "index", "kind", "text", "time_s"])
+        return out
 
 
-def _streams_of(path: str, conns: set[int], bpf: str | None) -> dict[tuple[int, str], tuple[EventBatch, StreamFacts]]:
-    """Events and stream facts (the handshake turnaround) of every direction of ``conns``, in
-    one read. Uses the flow stage's reader loop (``analysis._stream``) like
-    :func:`~tcpsack_analyze.analysis.events_of`, which gives one direction per read and no facts."""
-    from tcpsack_analyze.analysis import _stream
-    from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S
-    from tcpsack_analyze.reader import DEFAULT_CHUNK, ReadStatus
+def _streams_of(path: str, conns: set[int], bpf: str | None) -> dict[tuple[int, str], EventBatch]:
+    """Both directions' events of every connection in ``conns``, in one read of the capture
+    (:func:`~tcpsack_analyze.analysis.stream_events`: the flow stage only)."""
+    from tcpsack_analyze.analysis import stream_events
 
     parts: dict[tuple[int, str], list[EventBatch]] = {}
+    for cid, pair in stream_events(path, bpf):
+        if cid in conns:
+            for d in Dir:
+                parts.setdefault((cid, d.label), []).append(pair[d])
+    return {key: EventBatch.concat(batches) for key, batches in parts.items()}
 
-    def tap(batch: object, touched: list[tuple[Any, np.ndarray]]) -> None:
-        for c, _ in touched:
-            if c.id in conns:
-                for d in Dir:
-                    parts.setdefault((c.id, d.label), []).append(c.last_events[d])
 
-    live, _ = _stream(path, ReadStatus(path), bpf, DEFAULT_CHUNK, DEFAULT_REUSE_SILENCE_S, tap)
-    return {(c.id, d.label): (EventBatch.concat(parts.get((c.id, d.label), [])), c.facts(d))
-            for c in live if c.id in conns for d in Dir}
+def handshake_turnaround(a2b: EventBatch, b2a: EventBatch) -> tuple[int | None, int | None]:
+    """Capture point -> data sender -> capture point for (a2b, b2a), from the handshake: the
+    SYN-ACK to the opener's next packet for a2b, the SYN to the SYN-ACK for b2a (the rule of
+    ``Connection._turnaround``, whose facts the event stream does not carry); None without one."""
+    syn = a2b.is_send & ((a2b.flags & (SYN | ACK)) == SYN)
+    synack = b2a.is_send & ((b2a.flags & (SYN | ACK)) == (SYN | ACK))
+    if not syn.any() or not synack.any():
+        return None, None
+    syn_t = int(a2b.time_ns[syn][0])
+    synack_t = int(b2a.time_ns[synack][0])
+    if synack_t < syn_t:
+        return None, None
+    after = np.concatenate([a2b.time_ns[a2b.is_send & (a2b.time_ns > synack_t) & ((a2b.flags & SYN) == 0)],
+                            b2a.time_ns[b2a.is_ack & (b2a.time_ns > synack_t)]])
+    return (int(after.min()) - synack_t if after.size else None), synack_t - syn_t
 
 
 def infer_capture(
@@ -520,18 +533,21 @@ def infer_capture(
     for c in report.connections:
         if c.id not in wanted:
             continue
+        empty = EventBatch.empty()
+        turnaround = dict(zip(("a2b", "b2a"), handshake_turnaround(streams.get((c.id, "a2b"), empty),
+                                                                   streams.get((c.id, "b2a"), empty))))
         for d in (c.a2b, c.b2a):
             if d.data_packets == 0:
                 out.append(DirectionInference(c.id, d.name, d.vantage, 0, None, 0, NO_DATA, (), None))
                 continue
-            ev, facts = streams[c.id, d.name]
+            ev = streams[c.id, d.name]
             out.append(infer_direction(ev, sender_mss(ev, d.mss), chosen, opts, conn=c.id, direction=d.name,
-                                       vantage=d.vantage, turnaround_ns=facts.turnaround_ns))
+                                       vantage=d.vantage, turnaround_ns=turnaround[d.name]))
     names = tuple(model_class(m).name or model_class(m).__name__ for m in chosen)
     return CaptureInference(path, names, tuple(out), report.capture.complete, tuple(report.capture.warnings))
 
 
 __all__ = [
     "FIT_THRESHOLD", "CaptureInference", "DirectionInference", "ModelRun", "Violation",
-    "infer_capture", "infer_direction", "run_model", "sender_mss", "sender_view",
+    "handshake_turnaround", "infer_capture", "infer_direction", "run_model", "sender_mss", "sender_view",
 ]
