@@ -83,3 +83,11 @@ def test_hystart_ack_train_ends_slow_start() -> None:
     m = run(True)
     assert m.state is State.CONGESTION_AVOIDANCE and 130 * SMSS <= m.ssthresh == m.cwnd <= 132 * SMSS
     assert run(False).state is State.SLOW_START
+
+
+def test_linux_beta_in_integer_packets() -> None:
+    m = model_class("cubic")(SMSS, SenderOptions(ssthresh_from="cwnd", initial_window=15))
+    m.on_send(send(0, 0, count=15, tsval=0))
+    for i in range(3):
+        m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),), tsecr=0))
+    assert m.ssthresh == 15 * 717 // 1024 * SMSS == 10 * SMSS  # bictcp_recalc_ssthresh

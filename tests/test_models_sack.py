@@ -92,3 +92,8 @@ def test_sack_model_emulates_sack_from_dupacks_without_sack_blocks() -> None:
     for i in range(3):
         m.on_ack(ack(100 + i, 0, dup=True))
     assert m.state is State.RECOVERY and m.pipe == 7 * SMSS  # as if segments 1-3 were SACKed
+
+
+def test_linux_ssthresh_halves_cwnd_in_whole_segments() -> None:
+    m = sacked_three("sack", ssthresh_from="cwnd", reduction="classic", initial_window=11)
+    assert m.ssthresh == 5 * SMSS  # tcp_reno_ssthresh: snd_cwnd >> 1 = 11 >> 1 packets

@@ -69,7 +69,8 @@ class SenderOptions:
         sabc_scale: SABC's S (paper 002 section 4).
         ssthresh_from: what a reduction is computed from: ``"flight"`` (RFC 5681 equation 4:
             ssthresh = FlightSize / 2; RFC 6937: RecoverFS = FlightSize) or ``"cwnd"`` (Linux's
-            ``tcp_reno_ssthresh``: cwnd / 2, and PRR's RecoverFS = ``prior_cwnd``).
+            ``tcp_reno_ssthresh``: cwnd / 2 in whole segments, CUBIC's 717 / 1024, and PRR's
+            RecoverFS = ``prior_cwnd``).
         cwnd_validation: grow cwnd only while the sender uses it (RFC 7661; Linux's
             ``tcp_is_cwnd_limited``: in slow start while cwnd < 2 x the largest flight of the
             last two rounds, otherwise when that flight reached cwnd).
@@ -361,9 +362,14 @@ class SenderModel(ABC):
 
     def _ssthresh_on_loss(self) -> int:
         """ssthresh after a congestion signal: max(FlightSize / 2, 2 SMSS) (RFC 5681 equation 4),
-        or from cwnd as Linux's Reno does (``ssthresh_from``)."""
-        base = self.flight if self.options.ssthresh_from == "flight" else self.cwnd
-        return max(base // 2, 2 * self.smss)
+        or from cwnd in whole segments as Linux's Reno does (``ssthresh_from``)."""
+        if self.options.ssthresh_from == "flight":
+            return max(self.flight // 2, 2 * self.smss)
+        return max(self._cwnd_packets() // 2, 2) * self.smss  # tcp_reno_ssthresh: cwnd >> 1 packets
+
+    def _cwnd_packets(self) -> int:
+        """cwnd in whole segments, as Linux keeps it (``snd_cwnd`` counts packets)."""
+        return max(round(self.cwnd / self.smss), 1)
 
     def _increase_ca(self, acked: int, now: int) -> None:
         """Congestion avoidance: one SMSS per cwnd of octets ACKed (RFC 5681 section 3.1,

@@ -27,6 +27,7 @@ from tcpsack_analyze.scoreboard import AckResult
 
 C = 0.4
 BETA = 0.7
+BETA_LINUX = 717  # /1024, Linux's beta in integer arithmetic
 HYSTART_LOW_WINDOW = 16  # segments
 HYSTART_MIN_SAMPLES = 8
 HYSTART_DELAY_MIN_S, HYSTART_DELAY_MAX_S = 0.004, 0.016
@@ -86,6 +87,8 @@ class Cubic(Sack):
         cwnd = self.cwnd / self.smss
         self._w_max = cwnd * (1 + BETA) / 2 if cwnd < self._w_max else cwnd  # fast convergence
         self._epoch_ns = None
+        if self.options.ssthresh_from == "cwnd":  # Linux: snd_cwnd * 717 / 1024 packets
+            return max(self._cwnd_packets() * BETA_LINUX // 1024, 2) * self.smss
         return max(int(cwnd * BETA * self.smss), 2 * self.smss)
 
     def _increase_ca(self, acked: int, now: int) -> None:
