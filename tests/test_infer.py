@@ -94,3 +94,13 @@ def test_sender_section() -> None:
     assert sec.to_dict()["schema_version"] == 1
     none = sender_section(infer_direction(EventBatch.of([send(0, 0)]), SMSS, ["reno"]))
     assert none.best is None and none.verdict.startswith("no ACKs") and none.cwnd_segments is None
+
+
+def test_one_window_violation_per_run_of_sends_with_the_largest_excess() -> None:
+    conv = [send(0, 0, count=12), send(1, 12, count=2), send(2, 0, resent=True), send(3, 14, count=3)]
+    run = run_model("reno", EventBatch.of(conv), SMSS, RFC)
+    # 12 then 14 segments against cwnd 10: one violation, the largest excess (14 - 10 - 1);
+    # the early retransmission keeps its own text; the send after it joins the same run
+    assert [v.text for v in run.violations] == [
+        "sent 3 segments beyond cwnd", "retransmitted 998 ms before the RTO expired, with no dupACK"]
+    assert run.nonconforming == 4

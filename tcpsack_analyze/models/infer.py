@@ -304,6 +304,7 @@ class _Judge:
         self.rows: list[tuple[int, int, int, int, int, int, int]] = []
         self.edges = 0
         self.burst_excess = 0  # largest excess (segments) in the current run of sends
+        self.burst_at = 0  # where its violation is
         self.limit_time = dict.fromkeys(LIMITS, 0)
         self.gaps: list[float] = []
         self.interval_peak = 0  # largest flight after a send since the last ACK
@@ -329,11 +330,12 @@ class _Judge:
         excess = -(-(m.pipe - m.cwnd) // m.smss) - 1  # a send may start below cwnd (one packet)
         if bad is None and excess > 0 and not exempt:
             if self.burst_excess == 0:
+                self.burst_at = len(self.violations)
                 self.violations.append(Violation(self.name, ev.time_ns, ev.index, "window", ""))
-            self.burst_excess = max(self.burst_excess, excess)
-            v = self.violations[-1]
-            self.violations[-1] = dataclasses.replace(
-                v, text=f"sent {self.burst_excess} segment{'s' if self.burst_excess > 1 else ''} beyond cwnd")
+            if excess > self.burst_excess:
+                self.burst_excess = excess
+                self.violations[self.burst_at] = dataclasses.replace(
+                    self.violations[self.burst_at], text=f"sent {excess} segment{'s' if excess > 1 else ''} beyond cwnd")
             self.nonconforming += 1
         elif bad is not None:
             self.violations.append(Violation(self.name, ev.time_ns, ev.index, *bad))
