@@ -18,6 +18,7 @@ S = 1000
     ("sabc", 3 * S, False, 2 * S),  # 1 + (3 - 1) * 0.5 segments
     ("sabc", 3 * S, True, S),  # SABC only in the first slow start
     ("bytes", 5 * S, False, 5 * S),  # Linux: no per-ACK limit
+    ("bytes", 2 * S + 1, False, 3 * S),  # in packets: a short one counts whole
     ("abc", 0, False, 0),
 ])
 def test_slow_start_increase(rule: str, acked: int, after_rto: bool, expected: int) -> None:

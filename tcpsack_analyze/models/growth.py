@@ -12,7 +12,8 @@ increase of cwnd in octets, before the caller caps it at ssthresh:
 * ``sabc``: Scaled ABC (paper 002 section 4, equation 1): ``cwnd += (1 + (n - 1) * S) * SMSS``
   for an ACK of ``n = ceil(N / SMSS)`` new segments, in the first slow start only (per ACK
   after an RTO);
-* ``bytes``: Linux's ``tcp_slow_start``: ``cwnd += N``, no per-ACK limit.
+* ``bytes``: Linux's ``tcp_slow_start``: ``cwnd += N``, no per-ACK limit, counted in whole
+  segments as Linux counts the packets ACKed (a short segment counts as one).
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def slow_start_increase(rule: str, acked: int, smss: int, *, limit: int, scale: 
         segments = -(-acked // smss)
         return int((1 + (segments - 1) * scale) * smss)
     if rule == "bytes":
-        return acked
+        return -(-acked // smss) * smss
     raise ValueError(f"unknown slow-start rule {rule!r} (one of {', '.join(SLOW_START_RULES)})")
 
 
