@@ -324,16 +324,24 @@ class Scoreboard:
 
     # ------------------------------------------------------------------ SetPipe
 
-    def pipe(self) -> int:
+    def pipe(self, lost_below: int | None = None) -> int:
         """SetPipe(), RFC 6675 section 4: octets estimated in the network.
 
         For each octet of ``[HighACK, HighData)`` not SACKed: +1 if not IsLost, +1 if it is
         below ``high_rxt`` (retransmitted in this recovery).
+
+        ``lost_below`` replaces the IsLost boundary (:attr:`lost_below`) for a sender with
+        another loss detection: RACK (RFC 8985 section 6.2) in recovery presumes every
+        un-SACKed octet below the highest SACK lost.
         """
         lo, hi = self._high_ack, self._high_data
         unsacked = (hi - lo) - self._sacked_bytes
-        lost_end = self.lost_below
-        lost = (lost_end - lo) - self._sacked_below_lost
+        if lost_below is None:
+            lost_end = self.lost_below
+            lost = (lost_end - lo) - self._sacked_below_lost
+        else:
+            lost_end = min(max(lost_below, lo), hi)
+            lost = (lost_end - lo) - self._sacked.overlap(lo, lost_end)
         rxt_end = min(max(self._high_rxt, lo), hi)
         rxt = (rxt_end - lo) - self._sacked.overlap(lo, rxt_end)
         return unsacked - lost + rxt

@@ -84,6 +84,14 @@ def test_pipe_counts_unsacked_octets_that_are_not_lost() -> None:
     assert sb.pipe() == 300 and sb.pipe_segments() == 2 + 1
 
 
+def test_pipe_with_another_loss_boundary() -> None:
+    sb = sent(5)
+    sb.on_ack(0, segs(1, 3), 1.0)  # holes [0, 100), [200, 300), [400, 500): none lost by IsLost
+    assert sb.lost_below == 0 and sb.pipe() == 300
+    assert sb.pipe(lost_below=sb.high_sack) == 100  # RACK: the holes below the highest SACK
+    assert sb.pipe(lost_below=10_000) == 0 and sb.pipe(lost_below=-5) == 300  # clamped
+
+
 def test_pipe_before_and_after_retransmission() -> None:
     sb = sent(10)
     r = sb.on_ack(0, segs(1) + [(300, 1000)], 1.0)  # holes [0, 100) and [200, 300), both lost

@@ -41,6 +41,7 @@ class _LazyGroup(click.Group):
     lazy={
         "report": "tcpsack_analyze.cli.report:report",
         "details": "tcpsack_analyze.cli.details:details",
+        "infer": "tcpsack_analyze.cli.infer:infer",
         "lab": "tcpsack_analyze.cli.lab:lab",
     },
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -1,0 +1,71 @@
+"""``tcpsack-analyze infer``: which sender model explains each direction, and the inferred cwnd."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from tcpsack_analyze.cli.report import EXIT_ERROR, EXIT_INCOMPLETE
+from tcpsack_analyze.errors import CaptureError
+from tcpsack_analyze.models import MODELS, SenderModel, SenderOptions
+from tcpsack_analyze.models.infer import infer_capture
+from tcpsack_analyze.models.render import RENDERERS
+from tcpsack_analyze.reader.bpf import FilterError
+
+
+def _model(value: str) -> str | type[SenderModel]:
+    """A registered name, or ``module:Class`` naming a SenderModel subclass of the user's."""
+    if value in MODELS:
+        return value
+    module, sep, attr = value.partition(":")
+    if not sep:
+        raise click.BadParameter(f"unknown model {value!r} (one of {', '.join(sorted(MODELS))}, or module:Class)")
+    try:
+        cls = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise click.BadParameter(f"cannot import {value!r}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, SenderModel)):
+        raise click.BadParameter(f"{value!r} is not a SenderModel subclass")
+    return cls
+
+
+@click.command()
+@click.argument("capture", metavar="CAPTURE")
+@click.option("--conn", "conn_ids", multiple=True, type=int, metavar="ID", help="Only this connection (repeatable).")
+@click.option("--model", "model_names", multiple=True, metavar="NAME",
+              help=f"A sender model to run (repeatable; default all): {', '.join(sorted(MODELS))}, "
+                   "or module:Class for a SenderModel subclass of your own.")
+@click.option("--profile", type=click.Choice(["linux", "rfc"]), default="linux", show_default=True,
+              help="Shared model options: Linux's (IW 10, PRR, RACK-TLP, 200 ms minimum RTO) or the RFCs' "
+                   "(per-ACK slow start, 1 s minimum RTO, no RACK-TLP).")
+@click.option("--filter", "bpf", metavar="EXPR", help="BPF filter in tcpdump syntax, applied by libpcap.")
+@click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
+def infer(capture: str, conn_ids: tuple[int, ...], model_names: tuple[str, ...], profile: str, bpf: str | None, fmt: str) -> None:
+    """Infer the sender's congestion control and cwnd in each direction of CAPTURE.
+
+    Every model is driven by the observed sends and ACKs (open loop) and judged on which sends
+    it would have allowed; models are ranked by the share of sends they allow, and the best is
+    reported with a confidence, or "no loss-based model fits". The flight size is shown beside
+    as the naive bound. See docs/models.md.
+
+    Exit status: 0 when the capture was read completely, 3 when only a prefix could be read,
+    1 when it could not be read at all, 2 for bad options.
+    """
+    if capture == "-":
+        raise click.UsageError("infer reads the capture more than once and cannot read it from stdin ('-')")
+    models = [_model(m) for m in model_names] or None
+    options = SenderOptions.linux() if profile == "linux" else SenderOptions.rfc()
+    try:
+        result = infer_capture(capture, models, options, conn=conn_ids or None, filter=bpf)
+    except FilterError as exc:
+        raise click.UsageError(str(exc)) from None
+    except CaptureError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    if conn_ids and not result.directions:
+        raise click.UsageError(f"{capture}: no connection {', '.join(map(str, conn_ids))} in the capture")
+    sys.stdout.write(RENDERERS[fmt](result))
+    for line in result.warnings:
+        click.echo(f"warning: {line}", err=True)
+    sys.exit(0 if result.complete else EXIT_INCOMPLETE)

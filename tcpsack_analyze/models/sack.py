@@ -1,0 +1,70 @@
+"""SACK-based loss recovery (RFC 6675), with the classic or the PRR (RFC 6937) reduction.
+
+Recovery starts when the scoreboard says so (DupThresh duplicate ACKs or IsLost of the first
+hole, section 5 steps (1)-(2)), sets RecoveryPoint and ssthresh (section 5 step 4.2: half the
+FlightSize, or half cwnd per ``ssthresh_from``). With ``reduction="classic"`` cwnd = ssthresh
+at once and the sender sends while cwnd - pipe >= 1 SMSS (step (C)); with ``"prr"`` cwnd follows
+PRR on every ACK. Recovery ends when the cumulative ACK reaches RecoveryPoint (step (A)) with
+cwnd = ssthresh. This with Reno growth, PRR and RACK-TLP (:meth:`SenderOptions.linux`) is
+Linux's ``reno``.
+"""
+from __future__ import annotations
+
+from tcpsack_analyze.events import Ack
+from tcpsack_analyze.models.base import RECOVERY, SenderModel, register
+from tcpsack_analyze.models.prr import ProportionalRateReduction
+from tcpsack_analyze.scoreboard import AckResult
+
+
+@register
+class Sack(SenderModel):
+    name = "sack"
+    uses_sack = True
+
+    _prr: ProportionalRateReduction | None = None
+
+    def _on_ack(self, ack: Ack, res: AckResult, duplicate: bool) -> None:
+        if self.state is RECOVERY:
+            if not res.exited_recovery and self.board.in_recovery:
+                self._recovery_ack(res)
+                return
+            self._exit_recovery()
+        if self._loss_signal(res, duplicate):
+            pipe = self.pipe  # before the fast retransmission is counted (RFC 6937: sent after)
+            self.enter_recovery(ack.time_ns)
+            if self._prr is not None:
+                self.cwnd = self._prr.on_ack(res.delivered, pipe)
+        else:
+            self._grow(res, ack.time_ns)
+
+    def _recovery_ack(self, res: AckResult) -> None:
+        """An ACK inside recovery: PRR sets cwnd; the classic reduction leaves it alone."""
+        if self._prr is not None:
+            self.cwnd = self._prr.on_ack(res.delivered, self.pipe)
+
+    def _exit_recovery(self) -> None:
+        self.cwnd = self.ssthresh
+        self._prr = None
+        self.state = self._open_state()
+
+    def _reduce(self) -> None:
+        """Step 4.2: the reduction on entering recovery."""
+        self.ssthresh = self._ssthresh_on_loss()
+        if self.options.reduction == "prr":
+            recover_fs = self.flight if self.options.ssthresh_from == "flight" else self.cwnd
+            self._prr = ProportionalRateReduction(self.ssthresh, recover_fs, self.smss)
+        else:
+            self.cwnd = self.ssthresh
+
+    def enter_recovery(self, now: int) -> bool:
+        if not self.board.can_enter_recovery:
+            return False
+        self.board.enter_recovery(now)
+        self.state = RECOVERY
+        self.recoveries += 1
+        self._reduce()
+        return True
+
+    def _on_sent(self, length: int, resent: bool) -> None:
+        if self._prr is not None and self.state is RECOVERY:
+            self._prr.on_send(length)

@@ -1,0 +1,93 @@
+"""CUBIC (RFC 8312 with Linux's constants) and HyStart, by hand."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from modelkit import SMSS, ack, send
+
+from tcpsack_analyze.models import SenderOptions, State, model_class
+from tcpsack_analyze.models.base import SenderModel
+
+
+def after_loss(window: int = 10, **options: object) -> SenderModel:
+    """A window of segments, one loss repaired: cwnd reduced by beta, congestion avoidance."""
+    m = model_class("cubic")(SMSS, SenderOptions(**options))  # type: ignore[arg-type]
+    m.on_send(send(0, 0, count=window, tsval=0))
+    for i in range(3):
+        m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),), tsecr=0))
+    m.on_send(send(103, 0, resent=True, tsval=103))
+    m.on_ack(ack(200, window, tsecr=103))
+    return m
+
+
+def test_reduction_by_beta() -> None:
+    m = after_loss()
+    assert m.ssthresh == 7 * SMSS and m.cwnd == 7 * SMSS  # RFC 8312 4.5: beta = 0.7
+    assert m.state is State.CONGESTION_AVOIDANCE
+
+
+def test_concave_growth_towards_w_max_then_convex() -> None:
+    m = after_loss(initial_window=100, window=100)
+    assert m.cwnd == 70 * SMSS
+    n, t = 100, 200.0
+    seen = []
+    for _ in range(80):  # a window per 100 ms RTT, one ACK per segment
+        window = m.cwnd // SMSS
+        m.on_send(send(t, n, count=window, tsval=int(t)))
+        for k in range(window):
+            m.on_ack(ack(t + 100 + k * 0.1, n + k + 1, tsecr=int(t)))
+        n += window
+        t += 100
+        seen.append(m.cwnd / SMSS)
+    # K = cbrt(W_max (1 - beta) / C) = cbrt(100 * 0.3 / 0.4) = 4.2 s: the plateau at W_max = 100
+    assert 99 <= seen[40] <= 101
+    before_k = seen[40] - seen[30]
+    assert seen[9] - seen[0] > before_k  # concave: growth slows towards W_max
+    assert seen[79] - seen[69] > before_k  # convex beyond K
+    assert all(b >= a for a, b in itertools.pairwise(seen))
+
+
+def test_tcp_friendly_region_for_small_windows() -> None:
+    m = after_loss()  # W_max = 10, RTT 100 ms: the cubic curve is slower than Reno's
+    n, t = 10, 200.0
+    for _ in range(20):
+        window = m.cwnd // SMSS
+        m.on_send(send(t, n, count=window, tsval=int(t)))
+        for k in range(window):
+            m.on_ack(ack(t + 100 + k, n + k + 1, tsecr=int(t)))
+        n += window
+        t += 100
+    # RFC 8312 4.2: W_est grows by 3 (1 - beta) / (1 + beta) = 0.53 segment per RTT
+    assert 7 + 0.53 * 20 - 1 <= m.cwnd / SMSS <= 7 + 0.53 * 20 + 1
+
+
+def test_fast_convergence_lowers_w_max() -> None:
+    m = after_loss()
+    assert m._w_max == pytest.approx(10)
+    m.on_send(send(300, 10, count=7, tsval=300))
+    for i in range(3):
+        m.on_ack(ack(400 + i, 10, sack=((11, 12 + i),), tsecr=300))
+    # cwnd 7 < W_max 10: W_max = 7 * (1 + 0.7) / 2 (RFC 8312 section 4.6)
+    assert m._w_max == pytest.approx(7 * 1.7 / 2) and m.ssthresh == int(7 * 0.7 * SMSS)
+
+
+def test_hystart_ack_train_ends_slow_start() -> None:
+    def run(hystart: bool) -> SenderModel:
+        m = model_class("cubic")(SMSS, SenderOptions(initial_window=80, hystart=hystart))
+        m.on_send(send(0, 0, count=80, tsval=0))
+        for k in range(60):  # ACKs 1 ms apart, 100 ms RTT: a train longer than (RTT + 1 ms) / 2
+            m.on_ack(ack(100 + k, k + 1, tsecr=0))
+        return m
+
+    m = run(True)
+    assert m.state is State.CONGESTION_AVOIDANCE and 130 * SMSS <= m.ssthresh == m.cwnd <= 132 * SMSS
+    assert run(False).state is State.SLOW_START
+
+
+def test_linux_beta_in_integer_packets() -> None:
+    m = model_class("cubic")(SMSS, SenderOptions(ssthresh_from="cwnd", initial_window=15))
+    m.on_send(send(0, 0, count=15, tsval=0))
+    for i in range(3):
+        m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),), tsecr=0))
+    assert m.ssthresh == 15 * 717 // 1024 * SMSS == 10 * SMSS  # bictcp_recalc_ssthresh

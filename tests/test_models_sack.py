@@ -1,0 +1,99 @@
+"""SACK recovery (RFC 6675, classic and PRR reductions) and k-SACK (paper 004), by hand."""
+from __future__ import annotations
+
+from modelkit import SMSS, ack, send
+
+from tcpsack_analyze.models import INFINITE, SenderOptions, State, model_class
+from tcpsack_analyze.models.base import SenderModel
+
+
+def sacked_three(name: str, **options: object) -> SenderModel:
+    """Ten segments sent, segment 0 lost, segments 1-3 SACKed by three duplicate ACKs."""
+    m = model_class(name)(SMSS, SenderOptions(**options))  # type: ignore[arg-type]
+    m.on_send(send(0, 0, count=10))
+    for i in range(3):
+        m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),)))
+    return m
+
+
+def test_classic_reduction() -> None:
+    m = sacked_three("sack", reduction="classic")
+    assert m.state is State.RECOVERY and m.board.in_recovery
+    assert m.ssthresh == m.cwnd == 5 * SMSS  # RFC 6675 step 4.2: FlightSize / 2
+    # 7 un-SACKed segments, segment 0 lost, and its fast retransmission counted from the entry
+    # (RFC 6675 step 4.3: HighRxt covers it), so sending it changes nothing
+    assert m.pipe == 7 * SMSS and not m.can_send()
+    m.on_send(send(103, 0, resent=True))
+    assert m.pipe == 7 * SMSS
+    m.on_ack(ack(200, 10))  # step (A): RecoveryPoint reached, cwnd = ssthresh; then, as Linux's
+    # tcp_cong_control, the ACK's 7 delivered segments count for congestion avoidance: +1
+    assert m.state is State.CONGESTION_AVOIDANCE and m.cwnd == 6 * SMSS
+
+
+def test_prr_lets_the_fast_retransmission_out_then_paces() -> None:
+    m = sacked_three("sack")
+    # RFC 6937: prr_delivered = 1 SMSS, pipe 6 (before the fast retransmission) > ssthresh 5:
+    # sndcnt = ceil(1 * 5 / 10) = 1 SMSS, at least one segment while nothing was sent in recovery
+    assert m.ssthresh == 5 * SMSS and m.cwnd == 7 * SMSS
+    m.on_send(send(103, 0, resent=True))
+    assert m.pipe == m.cwnd and not m.can_send()
+    m.on_ack(ack(110, 0, sack=((1, 5),)))  # prr_delivered 2: ceil(2 * 5 / 10) - 1 = 0
+    assert m.cwnd == m.pipe == 6 * SMSS
+    m.on_ack(ack(200, 10))
+    assert m.cwnd == 6 * SMSS and m.state is State.CONGESTION_AVOIDANCE
+
+
+def test_prr_slow_start_reduction_bound_below_ssthresh() -> None:
+    m = sacked_three("sack")
+    m.on_send(send(103, 0, resent=True))
+    m.on_ack(ack(110, 0, sack=((1, 8),)))  # many delivered: pipe 3 < ssthresh 5
+    # PRR-SSRB: sndcnt = min(ssthresh - pipe, max(prr_delivered - prr_out, DeliveredData) + SMSS)
+    assert m.pipe == 3 * SMSS and m.cwnd == 5 * SMSS
+
+
+def test_rack_presumes_every_hole_below_the_highest_sack_lost_in_recovery() -> None:
+    m = model_class("sack")(SMSS, SenderOptions(rack=True))
+    m.on_send(send(0, 0, count=10))
+    m.on_ack(ack(100, 0, sack=((1, 2),)))
+    m.on_ack(ack(101, 0, sack=((1, 2), (3, 4))))
+    m.on_ack(ack(102, 0, sack=((1, 2), (3, 4), (5, 6))))
+    assert m.state is State.RECOVERY
+    # 7 un-SACKed segments; IsLost: only segment 0 (three SACKed above it), RACK: 0, 2 and 4
+    # (below the highest SACK); plus the fast retransmission of segment 0
+    assert m.pipe == 5 * SMSS and m.board.pipe() == 7 * SMSS
+
+
+def test_ksack_halts_growth_for_one_loss() -> None:
+    m = sacked_three("ksack")
+    assert m.state is State.RECOVERY and m.cwnd == 10 * SMSS and m.ssthresh == INFINITE
+    m.on_ack(ack(200, 10))  # growth unfrozen: slow start goes on
+    assert m.state is State.SLOW_START and m.cwnd == 11 * SMSS
+
+
+def test_ksack_halves_once_for_k_losses_then_again_on_reentry() -> None:
+    m = model_class("ksack")(SMSS, SenderOptions(initial_window=12))
+    m.on_send(send(0, 0, count=12))
+    m.on_ack(ack(100, 0, sack=((1, 2),)))
+    m.on_ack(ack(101, 0, sack=((1, 2), (3, 4))))
+    m.on_ack(ack(102, 0, sack=((1, 2), (3, 5))))
+    assert m.state is State.RECOVERY and m.lookahead_loss() == 1 and m.cwnd == 12 * SMSS  # halt growth
+    m.on_ack(ack(103, 0, sack=((1, 2), (3, 6))))  # segment 2 now lost too: k = 2
+    assert m.lookahead_loss() == 2 and m.ssthresh == m.cwnd == 6 * SMSS  # k-recovery
+    m.on_send(send(104, 0, resent=True))
+    m.on_ack(ack(150, 2, sack=((3, 6),)))  # back below k: halt growth
+    assert m.lookahead_loss() == 1 and m.cwnd == 6 * SMSS
+    m.on_ack(ack(151, 2, sack=((3, 6), (7, 10))))  # segment 6 lost as well: re-entry
+    assert m.lookahead_loss() == 2 and m.cwnd == 3 * SMSS and m.ssthresh == 6 * SMSS
+
+
+def test_sack_model_emulates_sack_from_dupacks_without_sack_blocks() -> None:
+    m = model_class("sack")(SMSS, SenderOptions(reduction="classic"))
+    m.on_send(send(0, 0, count=10))
+    for i in range(3):
+        m.on_ack(ack(100 + i, 0, dup=True))
+    assert m.state is State.RECOVERY and m.pipe == 7 * SMSS  # as if segments 1-3 were SACKed
+
+
+def test_linux_ssthresh_halves_cwnd_in_whole_segments() -> None:
+    m = sacked_three("sack", ssthresh_from="cwnd", reduction="classic", initial_window=11)
+    assert m.ssthresh == 5 * SMSS  # tcp_reno_ssthresh: snd_cwnd >> 1 = 11 >> 1 packets
