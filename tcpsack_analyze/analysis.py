@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tcpsack_analyze.connection import Connection
-from tcpsack_analyze.events import Dir, EventBatch
+from tcpsack_analyze.events import Dir, EventBatch, StreamFacts
 from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S, FlowTable
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
@@ -225,10 +225,13 @@ class _Pipeline:
 
 def stream_events(
     path: str, filter: str | None = None, *, reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S, chunk_bytes: int = DEFAULT_CHUNK,  # noqa: A002
+    facts: dict[int, tuple[StreamFacts, StreamFacts]] | None = None,
 ) -> Iterator[tuple[int, tuple[EventBatch, EventBatch]]]:
     """The events of every connection, batch by batch: (connection id, (a2b events, b2a
     events)) for each connection a batch touched, in the order the flow table met them. Only
-    the flow stage runs (no RTT or loss stage): memory stays that of the flow state."""
+    the flow stage runs (no RTT or loss stage): memory stays that of the flow state. ``facts``,
+    when given, is filled with each connection's :class:`~tcpsack_analyze.events.StreamFacts`
+    of both directions as of its latest batch (MSS, origin, handshake turnarounds)."""
     pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, stages=False, keep_events=True)
     for batch, touched in pipe.batches():
         del batch
@@ -236,6 +239,8 @@ def stream_events(
         while touched:  # each batch's events are let go before the reader decodes the next
             conn, _rows, events = touched.pop()
             assert events is not None
+            if facts is not None:
+                facts[conn.id] = (conn.facts(0), conn.facts(1))
             yield conn.id, events
             del events
 

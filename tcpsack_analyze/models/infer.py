@@ -46,14 +46,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tcpsack_analyze.events import (
-    ACK,
-    SYN,
     Ack,
     Dir,
     EventBatch,
     Kind,
     Placement,
     Send,
+    StreamFacts,
 )
 from tcpsack_analyze.models.base import (
     CONGESTION_AVOIDANCE,
@@ -479,34 +478,18 @@ class CaptureInference:
         return out
 
 
-def _streams_of(path: str, conns: set[int], bpf: str | None) -> dict[tuple[int, str], EventBatch]:
-    """Both directions' events of every connection in ``conns``, in one read of the capture
-    (:func:`~tcpsack_analyze.analysis.stream_events`: the flow stage only)."""
+def _streams_of(path: str, conns: set[int], bpf: str | None) -> tuple[dict[tuple[int, str], EventBatch], dict[int, tuple[StreamFacts, StreamFacts]]]:
+    """Both directions' events of every connection in ``conns`` and their stream facts, in one
+    read of the capture (:func:`~tcpsack_analyze.analysis.stream_events`: the flow stage only)."""
     from tcpsack_analyze.analysis import stream_events
 
     parts: dict[tuple[int, str], list[EventBatch]] = {}
-    for cid, pair in stream_events(path, bpf):
+    facts: dict[int, tuple[StreamFacts, StreamFacts]] = {}
+    for cid, pair in stream_events(path, bpf, facts=facts):
         if cid in conns:
             for d in Dir:
                 parts.setdefault((cid, d.label), []).append(pair[d])
-    return {key: EventBatch.concat(batches) for key, batches in parts.items()}
-
-
-def handshake_turnaround(a2b: EventBatch, b2a: EventBatch) -> tuple[int | None, int | None]:
-    """Capture point -> data sender -> capture point for (a2b, b2a), from the handshake: the
-    SYN-ACK to the opener's next packet for a2b, the SYN to the SYN-ACK for b2a (the rule of
-    ``Connection._turnaround``, whose facts the event stream does not carry); None without one."""
-    syn = a2b.is_send & ((a2b.flags & (SYN | ACK)) == SYN)
-    synack = b2a.is_send & ((b2a.flags & (SYN | ACK)) == (SYN | ACK))
-    if not syn.any() or not synack.any():
-        return None, None
-    syn_t = int(a2b.time_ns[syn][0])
-    synack_t = int(b2a.time_ns[synack][0])
-    if synack_t < syn_t:
-        return None, None
-    after = np.concatenate([a2b.time_ns[a2b.is_send & (a2b.time_ns > synack_t) & ((a2b.flags & SYN) == 0)],
-                            b2a.time_ns[b2a.is_ack & (b2a.time_ns > synack_t)]])
-    return (int(after.min()) - synack_t if after.size else None), synack_t - syn_t
+    return {key: EventBatch.concat(batches) for key, batches in parts.items()}, facts
 
 
 def infer_capture(
@@ -530,14 +513,12 @@ def infer_capture(
     opts = options or SenderOptions.linux()
     report = analyze(path, filter).report
     wanted = {c.id for c in report.connections if conn is None or c.id in conn}
-    streams = _streams_of(path, wanted, filter)
+    streams, facts = _streams_of(path, wanted, filter)
     out = []
     for c in report.connections:
         if c.id not in wanted:
             continue
-        empty = EventBatch.empty()
-        turnaround = dict(zip(("a2b", "b2a"), handshake_turnaround(streams.get((c.id, "a2b"), empty),
-                                                                   streams.get((c.id, "b2a"), empty))))
+        turnaround = {d.label: facts[c.id][d].turnaround_ns for d in Dir} if c.id in facts else {"a2b": None, "b2a": None}
         for d in (c.a2b, c.b2a):
             if d.data_packets == 0:
                 out.append(DirectionInference(c.id, d.name, d.vantage, 0, None, 0, NO_DATA, (), None))
@@ -551,5 +532,5 @@ def infer_capture(
 
 __all__ = [
     "FIT_THRESHOLD", "CaptureInference", "DirectionInference", "ModelRun", "Violation",
-    "handshake_turnaround", "infer_capture", "infer_direction", "run_model", "sender_mss", "sender_view",
+    "infer_capture", "infer_direction", "run_model", "sender_mss", "sender_view",
 ]
