@@ -157,7 +157,7 @@ def analyze(
             dir_of = np.empty(len(batch), dtype=np.int64)
             for conn, rows, _ in touched:
                 conn_of[rows] = conn.id
-                dir_of[rows] = conn._direction_of(batch, rows)
+                dir_of[rows] = conn.direction_of(batch, rows)
             pkt_parts.append(_packet_columns(batch, conn_of, dir_of))
         del batch, touched  # before the reader decodes the next chunk (see read_capture)
     results = [c.finish() for c in pipe.connections]

@@ -132,7 +132,8 @@ class Connection:
         """A SYN-ACK was seen (the handshake got past its first step)."""
         return self.synack_ts is not None or (self.dirs[0].syn_seen and self.dirs[1].syn_seen)
 
-    def _direction_of(self, batch: PacketBatch, rows: np.ndarray) -> np.ndarray:
+    def direction_of(self, batch: PacketBatch, rows: np.ndarray) -> np.ndarray:
+        """The direction (:class:`~tcpsack_analyze.events.Dir` value) of each of ``rows``."""
         if self.a_addr == self.b_addr and self.a_port == self.b_port:
             return np.zeros(rows.shape[0], dtype=np.int64)
         src = batch.src[rows].view(np.uint64)  # the 16 address bytes as two words
@@ -144,7 +145,7 @@ class Connection:
     def consume(self, batch: PacketBatch, rows: np.ndarray) -> tuple[EventBatch, EventBatch]:
         """Account the packets ``rows`` of ``batch`` (this connection's, in file order); returns
         the events of each direction they made, after the stages consumed them."""
-        d_of = self._direction_of(batch, rows)
+        d_of = self.direction_of(batch, rows)
         ts = batch.ts_ns[rows]
         flags = batch.flags[rows]
         if self.first_ns is None:
