@@ -41,6 +41,7 @@ class _LazyGroup(click.Group):
     lazy={
         "report": "tcpsack_analyze.cli.report:report",
         "details": "tcpsack_analyze.cli.details:details",
+        "check": "tcpsack_analyze.cli.check:check",
         "lab": "tcpsack_analyze.cli.lab:lab",
     },
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -1,0 +1,147 @@
+"""Many captures at once: expand directories and globs, run the per-capture work in parallel.
+
+The per-capture work is a top-level function of one path (so it pickles by reference) that never
+raises for a bad capture: it returns the error in its result, so one bad file among many is
+reported and the others go on (issue 12). :func:`run_all` runs it in this process (one job),
+in a ``concurrent.futures`` process pool (``jobs`` workers; memory is bounded by the workers,
+each holding one capture's state), or on a Dask cluster (``dask.distributed``, the same function
+shipped to the workers, which must have ``tcpsack_analyze`` installed). Results come back in the
+order of the paths, whichever way they were computed, so the outputs are identical.
+
+A progress bar (tqdm, on stderr) is drawn only when stderr is a terminal.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tcpsack_analyze.errors import CaptureError
+
+# What a directory contributes: files whose names end so (gzip-compressed ones too).
+CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".dmp")
+R = TypeVar("R")
+
+
+class PathError(ValueError):
+    """A command-line path that names no capture (missing file, empty glob or directory)."""
+
+
+def _is_capture(path: Path) -> bool:
+    name = path.name.lower().removesuffix(".gz")
+    return path.is_file() and name.endswith(CAPTURE_SUFFIXES)
+
+
+def expand(args: Iterable[str]) -> list[str]:
+    """The capture files named by ``args``, in order: a file as given (``-`` is stdin), a
+    directory as the captures under it (recursively, sorted), a glob as its sorted matches.
+    Raises :class:`PathError` for an argument that names nothing."""
+    out: list[str] = []
+    for arg in args:
+        if arg == "-" or os.path.isfile(arg):
+            out.append(arg)
+        elif os.path.isdir(arg):
+            found = sorted(str(p) for p in Path(arg).rglob("*") if _is_capture(p))
+            if not found:
+                raise PathError(f"{arg}: no capture files in the directory (looked for {', '.join(CAPTURE_SUFFIXES)}, maybe .gz)")
+            out += found
+        elif glob.has_magic(arg):
+            found = sorted(p for p in glob.glob(arg, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise PathError(f"{arg}: no file matches")
+            out += found
+        else:
+            raise PathError(f"{arg}: no such file or directory")
+    return out
+
+
+def _progress(total: int, unit: str) -> Any:
+    """A tqdm bar on a terminal, else None (nothing drawn when stderr is piped)."""
+    if total <= 1 or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    return tqdm(total=total, unit=unit, file=sys.stderr, leave=False)
+
+
+def run_all(
+    fn: Callable[[str], R], paths: Sequence[str], *, jobs: int | None = None, dask: str | None = None
+) -> list[R]:
+    """``[fn(p) for p in paths]``, computed locally (``jobs`` processes, default one per core)
+    or on the Dask scheduler at address ``dask``; results in the order of ``paths``."""
+    if dask is not None:
+        return _run_dask(fn, paths, dask)
+    jobs = min(jobs or os.cpu_count() or 1, len(paths))
+    bar = _progress(len(paths), "capture")
+    try:
+        if jobs <= 1 or "-" in paths:  # stdin cannot be read by another process
+            results = []
+            for p in paths:
+                results.append(fn(p))
+                if bar is not None:
+                    bar.update()
+            return results
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = []
+            for r in pool.map(fn, paths):  # in order; a worker holds one capture at a time
+                results.append(r)
+                if bar is not None:
+                    bar.update()
+            return results
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _run_dask(fn: Callable[[str], R], paths: Sequence[str], address: str) -> list[R]:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise PathError("--dask needs dask.distributed: pip install 'dask[distributed]'") from None
+    try:
+        client = Client(address, timeout=30, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise PathError(f"--dask {address}: cannot reach the scheduler: {exc}") from None
+    with client:
+        futures = client.map(fn, list(paths), pure=False)
+        return list(client.gather(futures))
+
+
+@dataclass(frozen=True)
+class CaptureRun:
+    """What the per-capture work returns: the report as a JSON dict, the per-connection-direction
+    table (when asked for), or the one-line error that kept the capture from being read."""
+
+    path: str
+    report: dict[str, Any] | None
+    table: Any = None  # pandas.DataFrame with a leading ``capture`` column
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class CaptureJob:
+    """The per-capture work, a picklable callable: analyse ``path`` and keep what is asked."""
+
+    bpf: str | None = None
+    table: bool = False
+
+    def __call__(self, path: str) -> CaptureRun:
+        import json
+
+        from tcpsack_analyze.analysis import analyze
+        from tcpsack_analyze.report.render import render_json
+
+        try:
+            result = analyze(path, self.bpf)
+        except CaptureError as exc:
+            return CaptureRun(path, None, error=str(exc))
+        df = None
+        if self.table:
+            df = result.connections_df()
+            df.insert(0, "capture", path)
+        return CaptureRun(path, json.loads(render_json(result.report)), df)

@@ -1,0 +1,52 @@
+"""Options shared by the commands that read many captures (``report``, ``check``, ``compare``)."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def many_captures(fn: F) -> F:
+    """``--filter``, ``--jobs`` and ``--dask``: how the captures are read and where."""
+    fn = click.option(
+        "--dask", "dask", metavar="ADDRESS",
+        help="Run the per-capture work on this Dask scheduler (e.g. tcp://10.0.0.1:8786); its "
+        "workers need tcpsack-analyze installed and the capture paths readable.",
+    )(fn)
+    fn = click.option(
+        "--jobs", "-j", type=click.IntRange(min=1), metavar="N",
+        help="Captures analysed in parallel (default: one per core).",
+    )(fn)
+    fn = click.option("--filter", "bpf", metavar="EXPR", help="BPF filter in tcpdump syntax, applied by libpcap.")(fn)
+    return fn
+
+
+def check_filter(bpf: str | None) -> None:
+    """A bad filter is a usage error (exit 2), found before any capture is read."""
+    if bpf:
+        from tcpsack_analyze.reader.bpf import BpfFilter, FilterError
+
+        try:
+            BpfFilter(bpf)
+        except FilterError as exc:
+            raise click.UsageError(str(exc)) from None
+
+
+def refuse_overwrite(path: str | None, force: bool, option: str) -> None:
+    """No output file is overwritten silently: an existing one needs ``--force``."""
+    if path is not None and os.path.exists(path) and not force:
+        raise click.UsageError(f"{option} {path}: the file exists; use --force to overwrite it")
+
+
+def expand_paths(args: tuple[str, ...]) -> list[str]:
+    """Directories and globs expanded (``batch.expand``), a bad argument a usage error."""
+    from tcpsack_analyze.batch import PathError, expand
+
+    try:
+        return expand(args)
+    except PathError as exc:
+        raise click.UsageError(str(exc)) from None
