@@ -249,3 +249,14 @@ def test_check_bad_capture_among_good_ones(tmp_path):
     doc = json.loads(r.stdout)
     assert [o["status"] for o in doc["outcomes"]] == ["pass", "error", "error"]
     assert doc["exit_status"] == 2
+
+
+@pytest.mark.parametrize("command", ["check", "compare", "report"])
+def test_help_imports_no_heavy_module(command):
+    code = (
+        "import sys\nfrom click.testing import CliRunner\nfrom tcpsack_analyze.cli import main\n"
+        f"r = CliRunner().invoke(main, ['{command}', '--help'])\nassert r.exit_code == 0, r.output\n"
+        "print(sorted(m for m in ('pandas', 'dask', 'distributed', 'matplotlib', 'tqdm', 'pyarrow') if m in sys.modules))"
+    )
+    out = subprocess.run(["python3", "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert out.stdout.strip() == "[]"

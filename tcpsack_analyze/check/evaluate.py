@@ -12,7 +12,7 @@ capture could not be read completely (2 wins over 1: a check that could not look
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,12 +80,17 @@ class CheckResult:
 
     @property
     def exit_status(self) -> int:
-        statuses = {o.status for o in self.outcomes}
-        return EXIT_UNEVALUATED if ERROR in statuses else EXIT_FAILED if FAIL in statuses else EXIT_OK
+        return exit_status(o.status for o in self.outcomes)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
         return tuple(f for o in self.outcomes for f in o.findings)
+
+
+def exit_status(statuses: Iterable[str]) -> int:
+    """2 when anything could not be evaluated, else 1 when anything failed, else 0."""
+    seen = set(statuses)
+    return EXIT_UNEVALUATED if ERROR in seen else EXIT_FAILED if FAIL in seen else EXIT_OK
 
 
 def bind(rule: Rule) -> BoundRule:
@@ -129,10 +134,12 @@ def _unreadable(cap: CaptureInput) -> str | None:
     return None
 
 
-def _judge(b: BoundRule, value: Any) -> tuple[str, str]:
+def judge(rule: Rule, value: Any) -> tuple[str, str]:
+    """(status, message) of one value under one rule: a null value fails closed (ERROR)
+    unless the rule accepts it with ``or null``."""
     if value is None:
-        return (PASS, "") if b.rule.null_ok else (ERROR, "null: no value to compare (add 'or null' to accept)")
-    return (PASS, "") if b.rule.holds(value) else (FAIL, "")
+        return (PASS, "") if rule.null_ok else (ERROR, "null: no value to compare (add 'or null' to accept)")
+    return (PASS, "") if rule.holds(value) else (FAIL, "")
 
 
 def _per_capture(b: BoundRule, cap: CaptureInput) -> Outcome:
@@ -144,7 +151,7 @@ def _per_capture(b: BoundRule, cap: CaptureInput) -> Outcome:
     for cid, ends, direction, item in _items(cap.report, b.scope):
         checked += 1
         value = lookup(item, b.keys, b.leaf)
-        status, message = _judge(b, value)
+        status, message = judge(b.rule, value)
         if status != PASS:
             findings.append(Finding(cap.path, cid, ends, direction, b.rule.metric, value, b.rule.op, b.rule.threshold, status, message))
     if checked == 0:
@@ -164,7 +171,7 @@ def _aggregated(b: BoundRule, captures: Sequence[CaptureInput]) -> Outcome:
     assert b.rule.aggregate is not None
     value = _AGGREGATE[b.rule.aggregate](present) if present else None
     metric = f"{b.rule.aggregate}({b.rule.metric})"
-    status, message = _judge(b, value)
+    status, message = judge(b.rule, value)
     if not values:
         status, message = ERROR, f"nothing to check: no {b.scope} item in any capture"
     finding = () if status == PASS else (Finding(ALL_CAPTURES, None, None, None, metric, value, b.rule.op, b.rule.threshold, status, message),)

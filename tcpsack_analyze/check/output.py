@@ -11,6 +11,7 @@ import json
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import asdict
+from typing import Any
 
 from tcpsack_analyze.check.evaluate import (
     ERROR,
@@ -51,10 +52,13 @@ def render_table(result: CheckResult) -> str:
     return "\n".join(lines) + "\n\n" + summary
 
 
-def render_json(result: CheckResult) -> str:
+def result_dict(result: CheckResult) -> dict[str, Any]:
     """Every outcome with its rule and findings, and the exit status."""
-    doc = {"exit_status": result.exit_status, "outcomes": [asdict(o) for o in result.outcomes]}
-    return json.dumps(doc, indent=1, default=str) + "\n"
+    return {"exit_status": result.exit_status, "outcomes": [asdict(o) for o in result.outcomes]}
+
+
+def render_json(result: CheckResult) -> str:
+    return json.dumps(result_dict(result), indent=1, default=str) + "\n"
 
 
 def _case_text(o: Outcome) -> str:
