@@ -13,15 +13,22 @@ A progress bar (tqdm, on stderr) is drawn only when stderr is a terminal.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tcpsack_analyze.errors import CaptureError
+from tcpsack_analyze.progress import byte_progress
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tcpsack_analyze.report.model import CaptureReport
 
 # What a directory contributes: files whose names end so (gzip-compressed ones too).
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".dmp")
@@ -29,7 +36,7 @@ R = TypeVar("R")
 
 
 class PathError(ValueError):
-    """A command-line path that names no capture (missing file, empty glob or directory)."""
+    """The captures cannot be dispatched (e.g. the Dask scheduler cannot be reached)."""
 
 
 def _is_capture(path: Path) -> bool:
@@ -37,27 +44,28 @@ def _is_capture(path: Path) -> bool:
     return path.is_file() and name.endswith(CAPTURE_SUFFIXES)
 
 
-def expand(args: Iterable[str]) -> list[str]:
-    """The capture files named by ``args``, in order: a file as given (``-`` is stdin), a
-    directory as the captures under it (recursively, sorted), a glob as its sorted matches.
-    Raises :class:`PathError` for an argument that names nothing."""
-    out: list[str] = []
+def expand(args: Iterable[str]) -> tuple[list[str], list[CaptureRun]]:
+    """The capture files named by ``args``, in order: a directory as the captures under it
+    (recursively, sorted), a glob as its sorted matches, anything else as given (a file, ``-``
+    for stdin, or a missing path, whose error the per-capture work reports). An empty directory
+    or a glob that matches nothing comes back as a failed :class:`CaptureRun`, so it is reported
+    like an unreadable capture and the others go on."""
+    paths: list[str] = []
+    failed: list[CaptureRun] = []
     for arg in args:
-        if arg == "-" or os.path.isfile(arg):
-            out.append(arg)
-        elif os.path.isdir(arg):
+        if os.path.isdir(arg):
             found = sorted(str(p) for p in Path(arg).rglob("*") if _is_capture(p))
+            paths += found
             if not found:
-                raise PathError(f"{arg}: no capture files in the directory (looked for {', '.join(CAPTURE_SUFFIXES)}, maybe .gz)")
-            out += found
-        elif glob.has_magic(arg):
+                failed.append(CaptureRun(arg, None, error=f"{arg}: no capture files in the directory (looked for {', '.join(CAPTURE_SUFFIXES)}, maybe .gz)"))
+        elif glob.has_magic(arg) and not os.path.exists(arg):
             found = sorted(p for p in glob.glob(arg, recursive=True) if os.path.isfile(p))
+            paths += found
             if not found:
-                raise PathError(f"{arg}: no file matches")
-            out += found
+                failed.append(CaptureRun(arg, None, error=f"{arg}: no file matches"))
         else:
-            raise PathError(f"{arg}: no such file or directory")
-    return out
+            paths.append(arg)
+    return paths, failed
 
 
 def _progress(total: int, unit: str) -> Any:
@@ -104,7 +112,7 @@ def _run_dask(fn: Callable[[str], R], paths: Sequence[str], address: str) -> lis
     except ImportError:
         raise PathError("--dask needs dask.distributed: pip install 'dask[distributed]'") from None
     try:
-        client = Client(address, timeout=30, set_as_default=False)
+        client = Client(address, set_as_default=False)  # timeout: dask's distributed.comm.timeouts.connect
     except (OSError, TimeoutError, ValueError) as exc:
         raise PathError(f"--dask {address}: cannot reach the scheduler: {exc}") from None
     with client:
@@ -114,13 +122,22 @@ def _run_dask(fn: Callable[[str], R], paths: Sequence[str], address: str) -> lis
 
 @dataclass(frozen=True)
 class CaptureRun:
-    """What the per-capture work returns: the report as a JSON dict, the per-connection-direction
-    table (when asked for), or the one-line error that kept the capture from being read."""
+    """What the per-capture work returns: the report (frozen dataclasses, picklable), the
+    per-connection-direction table (when asked for), or the one-line error that kept the capture
+    from being read."""
 
     path: str
-    report: dict[str, Any] | None
-    table: Any = None  # pandas.DataFrame with a leading ``capture`` column
+    report: CaptureReport | None
+    table: pd.DataFrame | None = None  # Analysis.connections_df() with a leading ``capture`` column
     error: str | None = None
+
+    def report_dict(self) -> dict[str, Any] | None:
+        """The report as ``report --format json`` gives it (what rules and comparisons read)."""
+        if self.report is None:
+            return None
+        from tcpsack_analyze.report.render import render_json
+
+        return dict(json.loads(render_json(self.report)))
 
 
 @dataclass(frozen=True)
@@ -129,19 +146,19 @@ class CaptureJob:
 
     bpf: str | None = None
     table: bool = False
+    progress: bool = False  # a bar of bytes read (one capture read in this process, on a terminal)
 
     def __call__(self, path: str) -> CaptureRun:
-        import json
-
         from tcpsack_analyze.analysis import analyze
-        from tcpsack_analyze.report.render import render_json
+        from tcpsack_analyze.reader.bpf import FilterError
 
         try:
-            result = analyze(path, self.bpf)
-        except CaptureError as exc:
+            with byte_progress(path, enabled=self.progress):
+                result = analyze(path, self.bpf)
+        except (CaptureError, FilterError) as exc:
             return CaptureRun(path, None, error=str(exc))
         df = None
         if self.table:
             df = result.connections_df()
             df.insert(0, "capture", path)
-        return CaptureRun(path, json.loads(render_json(result.report)), df)
+        return CaptureRun(path, result.report, df)

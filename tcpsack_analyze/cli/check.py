@@ -6,8 +6,8 @@ import sys
 import click
 
 from tcpsack_analyze.cli.options import (
+    analyse_all,
     check_filter,
-    expand_paths,
     many_captures,
     refuse_overwrite,
 )
@@ -38,7 +38,7 @@ def check(
     Exit status: 0 every rule held, 1 a rule failed, 2 a rule could not be evaluated (a null
     metric, nothing to check), a capture could not be read completely, or bad options.
     """
-    from tcpsack_analyze.batch import CaptureJob, PathError, run_all
+    from tcpsack_analyze.batch import CaptureJob
     from tcpsack_analyze.check import (
         CaptureInput,
         RuleError,
@@ -58,15 +58,11 @@ def check(
         raise click.UsageError(str(exc)) from None
     refuse_overwrite(junit, force, "--junit")
     check_filter(bpf)
-    paths = expand_paths(captures)
-    try:
-        runs = run_all(CaptureJob(bpf), paths, jobs=jobs, dask=dask)
-    except PathError as exc:
-        raise click.UsageError(str(exc)) from None
+    runs = analyse_all(captures, CaptureJob(bpf), jobs, dask)
     for run in runs:
         if run.error is not None:
             click.echo(f"error: {run.error}", err=True)
-    result = evaluate(bound, [CaptureInput(r.path, r.report, r.error) for r in runs])
+    result = evaluate(bound, [CaptureInput(r.path, r.report_dict(), r.error) for r in runs])
     sys.stdout.write(render_table(result) if fmt == "text" else render_json(result))
     if junit is not None:
         with open(junit, "wb") as fh:

@@ -6,8 +6,8 @@ import sys
 import click
 
 from tcpsack_analyze.cli.options import (
+    analyse_all,
     check_filter,
-    expand_paths,
     many_captures,
     refuse_overwrite,
 )
@@ -41,7 +41,7 @@ def compare(
     evaluated, a capture could not be read completely, or bad options.
     """
     from tcpsack_analyze import compare as cmp
-    from tcpsack_analyze.batch import CaptureJob, CaptureRun, PathError, run_all
+    from tcpsack_analyze.batch import CaptureJob, CaptureRun
     from tcpsack_analyze.check.output import render_junit, render_table
     from tcpsack_analyze.check.rules import RuleError, parse_rules
     from tcpsack_analyze.compare.output import (
@@ -68,30 +68,26 @@ def compare(
         raise click.UsageError(str(exc)) from None
     refuse_overwrite(junit, force, "--junit")
     check_filter(bpf)
-    groups = [expand_paths(baseline), expand_paths(new)] if noise else [expand_paths(captures)]
-    try:
-        runs = run_all(CaptureJob(bpf), [p for g in groups for p in g], jobs=jobs, dask=dask)
-    except PathError as exc:
-        raise click.UsageError(str(exc)) from None
+    groups = [analyse_all(g, CaptureJob(bpf), jobs, dask) for g in ((baseline, new) if noise else (captures,))]
+    runs = [r for g in groups for r in g]
     read_status = 0
     for run in runs:
         if run.report is None:
             click.echo(f"error: {run.error}", err=True)
             read_status = 2
-        elif not run.report["capture"]["complete"]:
-            click.echo(f"warning: {run.path}: read only in part: {run.report['capture']['error']}", err=True)
+        elif not run.report.capture.complete:
+            click.echo(f"warning: {run.path}: read only in part: {run.report.capture.error}", err=True)
             read_status = 2
 
     def figures(part: list[CaptureRun], per_flow: bool) -> list[cmp.Figures]:
-        ok = [r for r in part if r.report is not None]
+        ok = [(r.path, d) for r in part if (d := r.report_dict()) is not None]
         if per_flow:
-            return [f for r in ok for f in cmp.flow_figures(r.path, r.report)]  # type: ignore[arg-type]
-        return [cmp.capture_figures(r.path, r.report) for r in ok]  # type: ignore[arg-type]
+            return [f for path, d in ok for f in cmp.flow_figures(path, d)]
+        return [cmp.capture_figures(path, d) for path, d in ok]
 
     result: cmp.Comparison | cmp.NoiseTest
     if noise:
-        n_base = len(groups[0])
-        base, fresh = runs[:n_base], runs[n_base:]
+        base, fresh = groups
         result = cmp.noise_test(figures(base, True), figures(fresh, True), baseline_captures=len(base),
                                 new_captures=len(fresh), resamples=resamples, seed=seed)
         judged = judge_noise(rules, result)

@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from tcpsack_analyze.batch import CaptureJob, CaptureRun
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,11 +46,17 @@ def refuse_overwrite(path: str | None, force: bool, option: str) -> None:
         raise click.UsageError(f"{option} {path}: the file exists; use --force to overwrite it")
 
 
-def expand_paths(args: tuple[str, ...]) -> list[str]:
-    """Directories and globs expanded (``batch.expand``), a bad argument a usage error."""
-    from tcpsack_analyze.batch import PathError, expand
+def analyse_all(
+    captures: Sequence[str], job: CaptureJob, jobs: int | None, dask: str | None
+) -> list[CaptureRun]:
+    """Every capture named (directories and globs expanded) through ``job``, in order; an
+    argument naming no capture comes back as a failed run, after the others."""
+    from tcpsack_analyze.batch import PathError, expand, run_all
 
+    paths, failed = expand(captures)
+    if len(paths) == 1:
+        job = replace(job, progress=True)  # one capture, read in this process: a bar of bytes
     try:
-        return expand(args)
+        return (run_all(job, paths, jobs=jobs, dask=dask) if paths else []) + failed
     except PathError as exc:
         raise click.UsageError(str(exc)) from None
