@@ -5,12 +5,7 @@ import sys
 
 import click
 
-from tcpsack_analyze.cli.options import (
-    analyse_all,
-    check_filter,
-    many_captures,
-    refuse_overwrite,
-)
+from tcpsack_analyze.cli import options
 
 
 @click.command()
@@ -19,10 +14,8 @@ from tcpsack_analyze.cli.options import (
               help="TOML rule file ([[rule]] tables with expr and name; repeatable).")
 @click.option("--rule", "rule_texts", multiple=True, metavar="EXPR",
               help="Inline rule, e.g. 'sender.loss.by_trigger.rto == 0' (repeatable).")
-@many_captures
-@click.option("--junit", metavar="FILE", help="Also write JUnit XML: one test case per rule and capture.")
-@click.option("--force", is_flag=True, help="Overwrite the --junit file if it exists.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@options.many_captures
+@options.rule_results
 def check(
     captures: tuple[str, ...], rule_files: tuple[str, ...], rule_texts: tuple[str, ...], bpf: str | None,
     jobs: int | None, dask: str | None, junit: str | None, force: bool, fmt: str,
@@ -47,7 +40,7 @@ def check(
         load_rules,
         parse_rule,
     )
-    from tcpsack_analyze.check.output import render_json, render_junit, render_table
+    from tcpsack_analyze.check.output import render_json, render_table
 
     if not rule_files and not rule_texts:
         raise click.UsageError("no rule: give --rules FILE or --rule EXPR")
@@ -56,15 +49,13 @@ def check(
         bound = [bind(r) for r in rules]
     except RuleError as exc:
         raise click.UsageError(str(exc)) from None
-    refuse_overwrite(junit, force, "--junit")
-    check_filter(bpf)
-    runs = analyse_all(captures, CaptureJob(bpf), jobs, dask)
+    options.refuse_overwrite(junit, force, "--junit")
+    options.check_filter(bpf)
+    runs = options.analyse_all(captures, CaptureJob(bpf), jobs, dask)
     for run in runs:
         if run.error is not None:
             click.echo(f"error: {run.error}", err=True)
     result = evaluate(bound, [CaptureInput(r.path, r.report_dict(), r.error) for r in runs])
     sys.stdout.write(render_table(result) if fmt == "text" else render_json(result))
-    if junit is not None:
-        with open(junit, "wb") as fh:
-            fh.write(render_junit(result))
+    options.write_junit(junit, result)
     sys.exit(result.exit_status)

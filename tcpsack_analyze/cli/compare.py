@@ -5,12 +5,7 @@ import sys
 
 import click
 
-from tcpsack_analyze.cli.options import (
-    analyse_all,
-    check_filter,
-    many_captures,
-    refuse_overwrite,
-)
+from tcpsack_analyze.cli import options
 
 
 @click.command()
@@ -23,10 +18,8 @@ from tcpsack_analyze.cli.options import (
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True, help="Bootstrap resamples.")
 @click.option("--rule", "rule_texts", multiple=True, metavar="EXPR",
               help="Rule on a compared metric, e.g. 'throughput_ratio >= 0.9' or 'timeouts_moved <= 0' (repeatable).")
-@many_captures
-@click.option("--junit", metavar="FILE", help="Write the rules' results as JUnit XML.")
-@click.option("--force", is_flag=True, help="Overwrite the --junit file if it exists.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@options.many_captures
+@options.rule_results
 def compare(
     captures: tuple[str, ...], flows: bool, baseline: tuple[str, ...], new: tuple[str, ...], seed: int, resamples: int,
     rule_texts: tuple[str, ...], bpf: str | None, jobs: int | None, dask: str | None, junit: str | None, force: bool, fmt: str,
@@ -42,7 +35,7 @@ def compare(
     """
     from tcpsack_analyze import compare as cmp
     from tcpsack_analyze.batch import CaptureJob, CaptureRun
-    from tcpsack_analyze.check.output import render_junit, render_table
+    from tcpsack_analyze.check.output import render_table
     from tcpsack_analyze.check.rules import RuleError, parse_rules
     from tcpsack_analyze.compare.output import (
         render_comparison,
@@ -66,9 +59,9 @@ def compare(
         rules = bind(parse_rules(rule_texts), NOISE_NAMES if noise else SIDE_BY_SIDE_NAMES)
     except RuleError as exc:
         raise click.UsageError(str(exc)) from None
-    refuse_overwrite(junit, force, "--junit")
-    check_filter(bpf)
-    groups = [analyse_all(g, CaptureJob(bpf), jobs, dask) for g in ((baseline, new) if noise else (captures,))]
+    options.refuse_overwrite(junit, force, "--junit")
+    options.check_filter(bpf)
+    groups = [options.analyse_all(g, CaptureJob(bpf), jobs, dask) for g in ((baseline, new) if noise else (captures,))]
     runs = [r for g in groups for r in g]
     read_status = 0
     for run in runs:
@@ -104,7 +97,5 @@ def compare(
         sys.stdout.write(render_json(result, judged if rules else None))
     else:
         sys.stdout.write(text + ("\n" + render_table(judged) if rules else ""))
-    if junit is not None:
-        with open(junit, "wb") as fh:
-            fh.write(render_junit(judged))
+    options.write_junit(junit, judged)
     sys.exit(max(read_status, judged.exit_status))

@@ -10,6 +10,7 @@ import click
 
 if TYPE_CHECKING:
     from tcpsack_analyze.batch import CaptureJob, CaptureRun
+    from tcpsack_analyze.check.evaluate import CheckResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,6 +28,23 @@ def many_captures(fn: F) -> F:
     )(fn)
     fn = click.option("--filter", "bpf", metavar="EXPR", help="BPF filter in tcpdump syntax, applied by libpcap.")(fn)
     return fn
+
+
+def rule_results(fn: F) -> F:
+    """``--junit``, ``--force`` and ``--format``: where the results of rules go."""
+    fn = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)(fn)
+    fn = click.option("--force", is_flag=True, help="Overwrite the --junit file if it exists.")(fn)
+    fn = click.option("--junit", metavar="FILE", help="Also write JUnit XML: one test case per rule and capture.")(fn)
+    return fn
+
+
+def write_junit(path: str | None, result: CheckResult) -> None:
+    """The rules' results as JUnit XML (its existence was refused before any work, without --force)."""
+    if path is not None:
+        from tcpsack_analyze.check.output import render_junit
+
+        with open(path, "wb") as fh:
+            fh.write(render_junit(result))
 
 
 def check_filter(bpf: str | None) -> None:
