@@ -12,11 +12,12 @@ A progress bar (tqdm, on stderr) is drawn only when stderr is a terminal.
 """
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,35 +79,53 @@ def _progress(total: int, unit: str) -> Any:
 
 
 def run_all(
-    fn: Callable[[str], R], paths: Sequence[str], *, jobs: int | None = None, dask: str | None = None
+    fn: Callable[[str], R],
+    paths: Sequence[str],
+    *,
+    jobs: int | None = None,
+    dask: str | None = None,
+    on_error: Callable[[str, BaseException], R] | None = None,
 ) -> list[R]:
     """``[fn(p) for p in paths]``, computed locally (``jobs`` processes, default one per core)
-    or on the Dask scheduler at address ``dask``; results in the order of ``paths``."""
-    if dask is not None:
-        return _run_dask(fn, paths, dask)
+    or on the Dask scheduler at address ``dask``; results in the order of ``paths``.
+
+    ``fn`` reports a bad capture in its result; what it cannot catch (a worker that died, a
+    Dask worker without the package) becomes ``on_error(path, exception)`` for that path alone,
+    so the other captures still come back (without ``on_error`` the exception propagates)."""
     jobs = min(jobs or os.cpu_count() or 1, len(paths))
+    if dask is not None:
+        pending = _on_dask(fn, paths, dask)
+    elif jobs <= 1 or "-" in paths:  # stdin cannot be read by another process
+        pending = (functools.partial(fn, p) for p in paths)
+    else:
+        pending = _in_pool(fn, paths, jobs)
     bar = _progress(len(paths), "capture")
+    results: list[R] = []
     try:
-        if jobs <= 1 or "-" in paths:  # stdin cannot be read by another process
-            results = []
-            for p in paths:
-                results.append(fn(p))
-                if bar is not None:
-                    bar.update()
-            return results
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = []
-            for r in pool.map(fn, paths):  # in order; a worker holds one capture at a time
-                results.append(r)
-                if bar is not None:
-                    bar.update()
-            return results
+        for path, result in zip(paths, pending):
+            try:
+                results.append(result())
+            except Exception as exc:
+                if on_error is None:
+                    raise
+                results.append(on_error(path, exc))
+            if bar is not None:
+                bar.update()
     finally:
         if bar is not None:
             bar.close()
+    return results
 
 
-def _run_dask(fn: Callable[[str], R], paths: Sequence[str], address: str) -> list[R]:
+def _in_pool(fn: Callable[[str], R], paths: Sequence[str], jobs: int) -> Iterator[Callable[[], R]]:
+    """Each path's result getter, in order; a worker holds one capture at a time."""
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(fn, p) for p in paths]
+        for f in futures:
+            yield f.result
+
+
+def _on_dask(fn: Callable[[str], R], paths: Sequence[str], address: str) -> Iterator[Callable[[], R]]:
     try:
         from distributed import Client
     except ImportError:
@@ -115,9 +134,13 @@ def _run_dask(fn: Callable[[str], R], paths: Sequence[str], address: str) -> lis
         client = Client(address, set_as_default=False)  # timeout: dask's distributed.comm.timeouts.connect
     except (OSError, TimeoutError, ValueError) as exc:
         raise PathError(f"--dask {address}: cannot reach the scheduler: {exc}") from None
+    return _gather(client, fn, paths)
+
+
+def _gather(client: Any, fn: Callable[[str], R], paths: Sequence[str]) -> Iterator[Callable[[], R]]:
     with client:
-        futures = client.map(fn, list(paths), pure=False)
-        return list(client.gather(futures))
+        for f in client.map(fn, list(paths), pure=False):
+            yield f.result
 
 
 @dataclass(frozen=True)
@@ -147,6 +170,11 @@ class CaptureJob:
     bpf: str | None = None
     table: bool = False
     progress: bool = False  # a bar of bytes read (one capture read in this process, on a terminal)
+
+    @staticmethod
+    def failed(path: str, exc: BaseException) -> CaptureRun:
+        """The run of a capture whose work did not come back (worker died, cluster error)."""
+        return CaptureRun(path, None, error=f"{path}: not analysed: {type(exc).__name__}: {exc}")
 
     def __call__(self, path: str) -> CaptureRun:
         from tcpsack_analyze.analysis import analyze

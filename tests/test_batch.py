@@ -56,6 +56,20 @@ def test_parallel_run_equals_serial_run(capture_dir: Path):
         pd.testing.assert_frame_equal(s.table, p.table)
 
 
+def _explode(path: str) -> str:
+    if path.endswith("b"):
+        raise RuntimeError("boom")
+    return path.upper()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_exception_in_the_work_fails_that_path_alone(jobs: int):
+    got = run_all(_explode, ["a", "b", "c"], jobs=jobs, on_error=lambda p, e: f"{p}: {e}")
+    assert got == ["A", "b: boom", "C"]
+    with pytest.raises(RuntimeError):
+        run_all(_explode, ["a", "b"], jobs=jobs)
+
+
 def _connection_counts(paths: list[str]) -> list[int]:
     """Connections per capture, from each capture's own report (analysed separately)."""
     from tcpsack_analyze import analyze

@@ -75,6 +75,6 @@ def analyse_all(
     if len(paths) == 1:
         job = replace(job, progress=True)  # one capture, read in this process: a bar of bytes
     try:
-        return (run_all(job, paths, jobs=jobs, dask=dask) if paths else []) + failed
+        return (run_all(job, paths, jobs=jobs, dask=dask, on_error=job.failed) if paths else []) + failed
     except PathError as exc:
         raise click.UsageError(str(exc)) from None
