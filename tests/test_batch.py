@@ -146,3 +146,35 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path: Path, capfd):
     with byte_progress(str(f)):
         pass
     assert capfd.readouterr().err == ""
+
+
+def test_progress_bar_of_bytes_read_on_a_terminal(tmp_path: Path, monkeypatch):
+    import fcntl
+    import pty
+    import select
+    import struct
+    import sys
+    import termios
+    import time
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal 100 columns wide
+    term = os.fdopen(slave, "w")
+    monkeypatch.setattr(sys, "stderr", term)
+    f = tmp_path / "big.pcap"
+    with open(f, "wb") as fh:
+        fh.truncate(64 << 20)  # 67.1 MB, sparse
+    shown = b""
+    try:
+        with byte_progress(str(f)):
+            fd = os.open(f, os.O_RDONLY)
+            os.lseek(fd, 40 << 20, os.SEEK_SET)  # as if 41.9 MB had been read
+            time.sleep(0.8)  # a few polls
+            os.close(fd)
+        term.flush()
+        while select.select([master], [], [], 0.5)[0]:
+            shown += os.read(master, 1 << 16)
+    finally:
+        term.close()
+        os.close(master)
+    assert b"41.9M/67.1M" in shown
