@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from gen_synthetic import generate  # noqa: E402
+from gen_synthetic import generate
 
 CONNECTIONS = 10
 
