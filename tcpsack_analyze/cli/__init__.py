@@ -42,6 +42,8 @@ class _LazyGroup(click.Group):
         "report": "tcpsack_analyze.cli.report:report",
         "details": "tcpsack_analyze.cli.details:details",
         "infer": "tcpsack_analyze.cli.infer:infer",
+        "check": "tcpsack_analyze.cli.check:check",
+        "compare": "tcpsack_analyze.cli.compare:compare",
         "lab": "tcpsack_analyze.cli.lab:lab",
     },
     context_settings={"help_option_names": ["-h", "--help"]},

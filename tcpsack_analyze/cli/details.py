@@ -9,7 +9,13 @@ import click
 from tcpsack_analyze.analysis import analyze
 from tcpsack_analyze.cli.report import EXIT_ERROR, EXIT_INCOMPLETE
 from tcpsack_analyze.errors import CaptureError
-from tcpsack_analyze.loss.regions import CONTEXT, TRIGGER_CHOICES, find_regions, region_dicts, render_text
+from tcpsack_analyze.loss.regions import (
+    CONTEXT,
+    TRIGGER_CHOICES,
+    find_regions,
+    region_dicts,
+    render_text,
+)
 
 EXIT_USAGE = 2  # bad options, as click's own usage errors
 

@@ -5,47 +5,82 @@ import sys
 
 import click
 
-from tcpsack_analyze.analysis import analyze
-from tcpsack_analyze.errors import CaptureError
-from tcpsack_analyze.reader.bpf import FilterError
+from tcpsack_analyze.cli.options import (
+    analyse_all,
+    check_filter,
+    many_captures,
+    refuse_overwrite,
+)
 from tcpsack_analyze.report.render import RENDERERS
 
 EXIT_ERROR = 1  # nothing could be read
 EXIT_INCOMPLETE = 3  # a prefix was read and reported; the rest could not be
+TABLE_FORMATS = (".csv", ".parquet")
 
 
 @click.command()
 @click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
-@click.option("--filter", "bpf", metavar="EXPR", help="BPF filter in tcpdump syntax, applied by libpcap.")
 @click.option("--conn", "conn_ids", multiple=True, type=int, metavar="ID", help="Only this connection (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
-def report(captures: tuple[str, ...], bpf: str | None, conn_ids: tuple[int, ...], fmt: str) -> None:
-    """Report every TCP connection of each CAPTURE (pcap or pcapng, maybe gzipped; - for stdin).
+@many_captures
+@click.option("--table", metavar="FILE",
+              help="Also write one row per connection and direction of all captures, with the capture's path, to FILE (.csv, or .parquet via pyarrow).")
+@click.option("--force", is_flag=True, help="Overwrite the --table file if it exists.")
+def report(
+    captures: tuple[str, ...], conn_ids: tuple[int, ...], fmt: str, bpf: str | None, jobs: int | None,
+    dask: str | None, table: str | None, force: bool,
+) -> None:
+    """Report every TCP connection of each CAPTURE (pcap or pcapng, maybe gzipped; - for stdin;
+    a directory or glob for the captures in it), several captures in parallel.
 
     Exit status: 0 when every capture was read completely, 3 when a capture could only be read
     in part (its readable prefix is reported, with a warning), 1 when a capture could not be
-    read at all, 2 for bad options.
+    read at all (the others are still reported), 2 for bad options.
     """
+    from dataclasses import replace
+
+    from tcpsack_analyze.batch import CaptureJob
+
+    if table is not None and not table.lower().endswith(TABLE_FORMATS):
+        raise click.UsageError(f"--table {table}: the name must end in .csv or .parquet")
+    refuse_overwrite(table, force, "--table")
+    check_filter(bpf)
+    runs = analyse_all(captures, CaptureJob(bpf, table=table is not None), jobs, dask)
     status = 0
-    for path in captures:
-        try:
-            result = analyze(path, bpf)
-        except FilterError as exc:
-            raise click.UsageError(str(exc)) from None
-        except CaptureError as exc:
-            click.echo(f"error: {exc}", err=True)
+    for run in runs:
+        if run.report is None:
+            click.echo(f"error: {run.error}", err=True)
             status = max(status, EXIT_ERROR)
             continue
-        rep = result.report
+        rep = run.report
         if conn_ids:
-            from dataclasses import replace
-
             rep = replace(rep, connections=[c for c in rep.connections if c.id in conn_ids])
         sys.stdout.write(RENDERERS[fmt](rep))
+        sys.stdout.flush()
         for line in rep.capture.warnings:
             click.echo(f"warning: {line}", err=True)
         if not rep.capture.complete:
             status = max(status, EXIT_INCOMPLETE)
         elif rep.capture.tcp_packets == 0:
-            click.echo(f"warning: {path}: no TCP packets in the capture", err=True)
+            click.echo(f"warning: {run.path}: no TCP packets in the capture", err=True)
+    if table is not None:
+        _write_table(table, [r.table for r in runs if r.table is not None], conn_ids)
     sys.exit(status)
+
+
+def _write_table(path: str, parts: list, conn_ids: tuple[int, ...]) -> None:
+    """The captures' tables, one after the other, as CSV or Parquet."""
+    import pandas as pd
+
+    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"capture": []})
+    if conn_ids:
+        df = df[df["conn"].isin(conn_ids)].reset_index(drop=True)
+    try:
+        if path.lower().endswith(".parquet"):
+            df.to_parquet(path, index=False)
+        else:
+            df.to_csv(path, index=False)
+    except ImportError:
+        raise click.UsageError("--table .parquet needs pyarrow: pip install pyarrow") from None
+    except OSError as exc:
+        raise click.FileError(path, exc.strerror) from None
