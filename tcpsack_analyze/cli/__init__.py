@@ -42,6 +42,7 @@ class _LazyGroup(click.Group):
         "report": "tcpsack_analyze.cli.report:report",
         "details": "tcpsack_analyze.cli.details:details",
         "lab": "tcpsack_analyze.cli.lab:lab",
+        "plot": "tcpsack_analyze.cli.plot:plot",
     },
     context_settings={"help_option_names": ["-h", "--help"]},
 )
