@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["column_of", "envelope", "m4"]
+__all__ = ["column_of", "envelope", "m4", "union_per_column"]
 
 
 def column_of(x: np.ndarray, lo: float, hi: float, columns: int) -> np.ndarray:
@@ -39,3 +39,24 @@ def envelope(x: np.ndarray, bottom: np.ndarray, top: np.ndarray, lo: float, hi: 
     col = col[order]
     starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
     return x[order][starts], np.minimum.reduceat(bottom[order], starts), np.maximum.reduceat(top[order], starts)
+
+
+def union_per_column(x: np.ndarray, bottom: np.ndarray, top: np.ndarray, lo: float, hi: float, columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The union of the vertical ranges [bottom, top] that fall in each pixel column, as ranges
+    at an x inside the column: what the column shows, with the overlaps merged. (Sequence
+    numbers times columns must stay below 2**63.)"""
+    if not x.size:
+        return x, bottom, top
+    col = column_of(x, lo, hi, columns)
+    order = np.lexsort((bottom, col))
+    col, x, bottom, top = col[order], x[order], bottom[order], top[order]
+    first_x = x[np.r_[0, np.flatnonzero(col[1:] != col[:-1]) + 1]]
+    # the running highest top within each column: shift each column above the previous one
+    span = int(top.max()) - int(bottom.min()) + 1
+    shifted = col * span + (top - bottom.min())
+    reach = np.maximum.accumulate(shifted) - col * span + bottom.min()
+    starts = np.r_[True, (col[1:] != col[:-1]) | (bottom[1:] > reach[:-1])]
+    first = np.flatnonzero(starts)
+    ends = np.r_[first[1:], col.size] - 1
+    column_x = first_x[np.searchsorted(np.unique(col), col[first])]
+    return column_x, bottom[first], reach[ends]

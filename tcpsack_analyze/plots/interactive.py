@@ -12,8 +12,6 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from tcpsack_analyze.loss.records import DOWNSTREAM, UPSTREAM
 from tcpsack_analyze.plots import style
 from tcpsack_analyze.plots.source import DirectionData
@@ -45,14 +43,6 @@ def _color(c: str) -> str:
     return _COLORS.get(c, c)
 
 
-def _segments(r: Ranges) -> tuple[list[float | None], list[float | None]]:
-    """Vertical ranges as one polyline broken by gaps (x, x, None per range)."""
-    n = len(r)
-    x = np.column_stack([r.x, r.x, np.full(n, np.nan)]).ravel()
-    y = np.column_stack([r.lo, r.hi, np.full(n, np.nan)]).ravel().astype(np.float64)
-    return [None if np.isnan(v) else float(v) for v in x], [None if np.isnan(v) else float(v) for v in y]
-
-
 def figure(m: TimeSeqMarks) -> go.Figure:
     """The plotly figure of the marks ``m``."""
     import plotly.graph_objects as go  # type: ignore[import-untyped]
@@ -61,7 +51,7 @@ def figure(m: TimeSeqMarks) -> go.Figure:
 
     def ranges(r: Ranges, mark: style.Mark, name: str, width: float) -> None:
         if len(r):
-            x, y = _segments(r)
+            x, y = r.polyline()
             fig.add_trace(go.Scattergl(x=x, y=y, mode="lines", line={"color": _color(mark.color), "width": width}, name=name, hoverinfo="skip"))
 
     def points(p: Points, mark: style.Mark, size: float, hollow: bool = False) -> None:
@@ -72,7 +62,7 @@ def figure(m: TimeSeqMarks) -> go.Figure:
                                        hovertemplate="%{x:.6f} s, seq %{y:.0f}<extra>" + html.escape(mark.label) + "</extra>"))
 
     ranges(m.data, style.DATA, f"{style.DATA.label} ({m.data_count})", 1.2)
-    ranges(m.sack, style.SACK, f"{style.SACK.label} ({len(m.sack)})", 2.5)
+    ranges(m.sack, style.SACK, f"{style.SACK.label} ({m.sack_count})", 2.5)
     ranges(m.dsack, style.DSACK, f"{style.DSACK.label} ({len(m.dsack)})", 2.5)
     for line, mark in ((m.ack, style.ACK), (m.rwnd, style.RWND)):
         if len(line):

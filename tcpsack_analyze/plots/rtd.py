@@ -105,8 +105,9 @@ def _draw_histogram(ax: Axes, captures: Sequence[CaptureData], pooled: dict[str,
     bins = np.geomspace(lo, hi, 41) if log else np.histogram_bin_edges(every, bins=40)
     for k, cd in enumerate(captures):
         if pooled[cd.path].size:
-            ax.hist(pooled[cd.path], bins=bins.tolist(), histtype="step", lw=1.5, color=style.SERIES_COLORS[k % len(style.SERIES_COLORS)],
-                    label=f"{names[cd.path]} ({pooled[cd.path].size})", gid=f"hist:{cd.path}")
+            counts, _ = np.histogram(pooled[cd.path], bins=bins)
+            ax.stairs(counts, bins, lw=1.5, color=style.SERIES_COLORS[k % len(style.SERIES_COLORS)],
+                      label=f"{names[cd.path]} ({pooled[cd.path].size})", gid=f"hist:{cd.path}")
     if log:
         ax.set_xscale("log")
 

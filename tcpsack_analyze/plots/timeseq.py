@@ -33,7 +33,7 @@ from tcpsack_analyze.events import Placement
 from tcpsack_analyze.loss.records import DOWNSTREAM, TRIGGERS, UPSTREAM
 from tcpsack_analyze.loss.regions import incident_resends
 from tcpsack_analyze.plots import style
-from tcpsack_analyze.plots.decimate import envelope, m4
+from tcpsack_analyze.plots.decimate import envelope, m4, union_per_column
 from tcpsack_analyze.plots.kernel import truth_drops
 from tcpsack_analyze.plots.source import DirectionData, PlotError
 from tcpsack_analyze.truth import Truth
@@ -82,6 +82,13 @@ class Ranges:
     def __len__(self) -> int:
         return int(self.x.size)
 
+    def polyline(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ranges as one line broken by NaN (x, x, NaN per range): drawn as one path, which
+        is what keeps a graph of a million segments fast."""
+        gap = np.full(self.x.size, np.nan)
+        return (np.column_stack([self.x, self.x, gap]).ravel(),
+                np.column_stack([self.lo.astype(np.float64), self.hi.astype(np.float64), gap]).ravel())
+
 
 @dataclass(frozen=True)
 class TimeSeqMarks:
@@ -98,6 +105,7 @@ class TimeSeqMarks:
     ack_count: int  # ACK events in the window (``ack`` holds fewer when thinned)
     rwnd: Points
     sack: Ranges
+    sack_count: int  # SACK blocks in the window (``sack`` holds fewer when thinned)
     dsack: Ranges
     probes: Points
     lost: dict[str, Points]  # DOWNSTREAM / UPSTREAM
@@ -105,7 +113,7 @@ class TimeSeqMarks:
 
     @property
     def thinned(self) -> bool:
-        return len(self.data) < self.data_count or len(self.ack) < self.ack_count
+        return len(self.data) < self.data_count or len(self.ack) < self.ack_count or len(self.sack) < self.sack_count
 
 
 def window(data: DirectionData, *, from_s: float | None = None, to_s: float | None = None, around_loss: int | None = None) -> Window:
@@ -195,6 +203,9 @@ def marks(data: DirectionData, win: Window | None = None, truth: Truth | None = 
         win_x, win_y = win_x[k], win_y[k]
 
     sack, dsack = _sack_ranges(data, keep)
+    sack_count = len(sack)
+    if sack_count > THIN_ABOVE:
+        sack = Ranges(*union_per_column(sack.x, sack.lo, sack.hi, x0, x1, COLUMNS))
     probe = keep & ev.is_send & (ev.placement == Placement.PROBE)
 
     rexmit, spurious = _rexmits(data, win)
@@ -218,6 +229,7 @@ def marks(data: DirectionData, win: Window | None = None, truth: Truth | None = 
         ack_count=ack_count,
         rwnd=Points(win_x, win_y),
         sack=sack,
+        sack_count=sack_count,
         dsack=dsack,
         probes=Points(t[probe], (ev.start[probe] + ev.end[probe]) / 2, ev.index[probe]),
         lost=lost,
@@ -283,25 +295,24 @@ def draw(m: TimeSeqMarks, ax: Axes | None = None) -> Figure:
     ``gid`` names it (``data``, ``ack``, ``rwnd``, ``sack``, ``dsack``, ``probe``,
     ``rexmit:<trigger>``, ``spurious``, ``lost:<where>``, ``truth-drops``), so tests and notebooks
     can find what was drawn."""
-    from matplotlib.collections import LineCollection
-
     fig, ax = style.axes(ax)
     big = m.thinned
 
     def ranges(r: Ranges, mark: style.Mark, gid: str, label: str, lw: float) -> None:
-        if not len(r):
-            return
-        segs = np.stack([np.column_stack([r.x, r.lo]), np.column_stack([r.x, r.hi])], axis=1)
-        ax.add_collection(LineCollection(list(segs), colors=mark.color, linewidths=lw, label=label, gid=gid, rasterized=big, zorder=2))
+        if len(r):
+            x, y = r.polyline()
+            ax.plot(x, y, color=mark.color, lw=lw, label=label, gid=gid, rasterized=big, zorder=2, solid_capstyle="butt")
 
     def points(p: Points, mark: style.Mark, gid: str, size: float, z: float, **kw: object) -> None:
         if len(p):
             ax.plot(p.x, p.y, linestyle="none", marker=mark.marker, color=mark.color, markersize=size, label=f"{mark.label} ({len(p)})",
                     gid=gid, zorder=z, **kw)  # type: ignore[arg-type]
 
-    thinned = ", thinned to pixel columns" if len(m.data) < m.data_count else ""
-    ranges(m.data, style.DATA, "data", f"{style.DATA.label} ({m.data_count}{thinned})", 1.2)
-    ranges(m.sack, style.SACK, "sack", f"{style.SACK.label} ({len(m.sack)})", 2.5)
+    def thinned(drawn: int, count: int) -> str:
+        return f"{count}, thinned to pixel columns" if drawn < count else f"{count}"
+
+    ranges(m.data, style.DATA, "data", f"{style.DATA.label} ({thinned(len(m.data), m.data_count)})", 1.2)
+    ranges(m.sack, style.SACK, "sack", f"{style.SACK.label} ({thinned(len(m.sack), m.sack_count)})", 2.5)
     ranges(m.dsack, style.DSACK, "dsack", f"{style.DSACK.label} ({len(m.dsack)})", 2.5)
     if len(m.ack):
         ax.plot(m.ack.x, m.ack.y, drawstyle="steps-post", color=style.ACK.color, lw=1.0, label=f"{style.ACK.label} ({m.ack_count} ACKs)",
