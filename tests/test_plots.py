@@ -67,6 +67,9 @@ def test_timeseq_marks_equal_the_analysis(path):
     for where, count in (("downstream", loss.lost_downstream), ("upstream", loss.lost_upstream)):
         line = artist(fig, f"lost:{where}")
         assert (0 if line is None else len(line.get_xdata())) == count
+    for cause in ("retransmission", "reordering", "ambiguous"):
+        line = artist(fig, f"fill:{cause}")
+        assert (0 if line is None else len(line.get_xdata())) == loss.fills.get(cause, 0)
     ev = d.events
     acks = ev.is_ack & (ev.ack >= 0)
     ack = artist(fig, "ack")

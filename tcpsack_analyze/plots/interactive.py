@@ -34,7 +34,7 @@ __all__ = ["DIV_ID", "figure", "page"]
 DIV_ID = "timeseq"  # the plot's element id in the page
 
 # matplotlib marker -> plotly marker symbol
-_SYMBOLS = {"s": "square", "D": "diamond", "X": "x", "d": "diamond-tall", "o": "circle", "x": "x-thin-open", "^": "triangle-up", "v": "triangle-down"}
+_SYMBOLS = {"P": "cross", "s": "square", "D": "diamond", "X": "x", "d": "diamond-tall", "o": "circle", "x": "x-thin-open", "^": "triangle-up", "v": "triangle-down"}
 _COLORS = {"tab:blue": "#1f77b4", "tab:orange": "#ff7f0e", "tab:green": "#2ca02c", "tab:red": "#d62728", "tab:purple": "#9467bd",
            "tab:brown": "#8c564b", "tab:pink": "#e377c2", "tab:gray": "#7f7f7f", "tab:olive": "#bcbd22", "tab:cyan": "#17becf"}
 
@@ -74,6 +74,8 @@ def figure(m: TimeSeqMarks) -> go.Figure:
     for where, mark in ((DOWNSTREAM, style.LOST_DOWN), (UPSTREAM, style.LOST_UP)):
         if where in m.lost:
             points(m.lost[where], mark, 10)
+    for cause, p in m.fills.items():
+        points(p, style.FILLS[cause], 9)
     points(m.drops, style.TRUTH_DROP, 9)
     fig.update_layout(
         title={"text": m.title.replace("\n", "<br>"), "font": {"size": 13}},

@@ -44,6 +44,11 @@ DSACK = Mark("magenta", "", "D-SACK blocks")
 RWND = Mark("goldenrod", "", "receive window (ACK + rwnd)")
 LOST_DOWN = Mark("crimson", "x", "lost downstream")
 LOST_UP = Mark("darkorange", "x", "lost upstream")
+FILLS = {
+    "retransmission": Mark("tab:pink", "P", "hole filled by a retransmission"),
+    "reordering": Mark("tab:gray", "P", "hole filled by reordering"),
+    "ambiguous": Mark("silver", "P", "hole filled (ambiguous)"),
+}
 PROBE = Mark("tab:brown", "^", "zero-window probe")
 TRUTH_DROP = Mark("black", "v", "emulator drop (truth)")
 

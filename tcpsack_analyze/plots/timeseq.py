@@ -10,6 +10,8 @@ ISN. Drawn from the direction's events and loss records (:mod:`~tcpsack_analyze.
 * the cumulative ACK as a step line through every ACK event, the receive window's right edge
   (ACK + advertised window) as another, and each SACK block as a vertical range at its ACK's
   time (D-SACK blocks apart);
+* holes filled below the highest sequence seen (:class:`~tcpsack_analyze.loss.records.Fill`,
+  by cause: a retransmission, which is how one shows at a receiver-side capture, or reordering);
 * zero-window probes; lost transmissions (downstream: seen here then lost; upstream: never seen,
   marked where the hole appeared); with a lab truth file, the emulator's drops.
 
@@ -47,6 +49,7 @@ __all__ = ["CONTEXT", "THIN_ABOVE", "Points", "Ranges", "TimeSeqMarks", "Window"
 CONTEXT = 3  # events shown before an incident's original transmission (as ``details``)
 THIN_ABOVE = 20_000  # ticks or line points of one kind beyond which they are thinned
 COLUMNS = 2 * int(style.FIGSIZE[0] * style.DPI)  # pixel columns thinning keeps (twice the width)
+CROWDED = 300  # point marks (retransmissions, losses, drops) beyond which they are drawn half size
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ class TimeSeqMarks:
     dsack: Ranges
     probes: Points
     lost: dict[str, Points]  # DOWNSTREAM / UPSTREAM
+    fills: dict[str, Points]  # holes filled below the highest sequence seen, by cause
     drops: Points  # the emulator's, from a truth file
 
     @property
@@ -210,6 +214,7 @@ def marks(data: DirectionData, win: Window | None = None, truth: Truth | None = 
 
     rexmit, spurious = _rexmits(data, win)
     lost = _lost(data, win)
+    fills = _fills(data, win)
     drops = _drops(data, win, truth)
 
     seq = np.concatenate([ev.start[sends], ev.end[sends], ev.ack[acks], [p for pts in (*rexmit.values(), *lost.values(), drops) for p in pts.y]])
@@ -233,6 +238,7 @@ def marks(data: DirectionData, win: Window | None = None, truth: Truth | None = 
         dsack=dsack,
         probes=Points(t[probe], (ev.start[probe] + ev.end[probe]) / 2, ev.index[probe]),
         lost=lost,
+        fills=fills,
         drops=drops,
     )
 
@@ -282,6 +288,20 @@ def _lost(data: DirectionData, win: Window) -> dict[str, Points]:
     return {w: Points(x[m], y[m]) for w in (DOWNSTREAM, UPSTREAM) if (m := inside & (where == w)).any()}
 
 
+def _fills(data: DirectionData, win: Window) -> dict[str, Points]:
+    """The holes filled in the window (:class:`~tcpsack_analyze.loss.records.Fill`), by cause:
+    near the receiver, this is where a retransmission shows."""
+    table = data.loss.fill_table
+    t, _ = table.ints("time_ns")
+    start, _ = table.ints("start")
+    end, _ = table.ints("end")
+    index, _ = table.ints("index")
+    cause = np.asarray(table.column("cause"), dtype=object)
+    inside = _in(data, t, win)
+    x, y = data.seconds(t), (start + end) / 2
+    return {c: Points(x[m], y[m], index[m]) for c in style.FILLS if (m := inside & (cause == c)).any()}
+
+
 def _drops(data: DirectionData, win: Window, truth: Truth | None) -> Points:
     if truth is None:
         return Points(np.empty(0), np.empty(0))
@@ -293,7 +313,7 @@ def _drops(data: DirectionData, win: Window, truth: Truth | None) -> Points:
 def draw(m: TimeSeqMarks, ax: Axes | None = None) -> Figure:
     """Draw ``m`` on ``ax`` (a new figure when None). Each kind of mark is one artist whose
     ``gid`` names it (``data``, ``ack``, ``rwnd``, ``sack``, ``dsack``, ``probe``,
-    ``rexmit:<trigger>``, ``spurious``, ``lost:<where>``, ``truth-drops``), so tests and notebooks
+    ``rexmit:<trigger>``, ``spurious``, ``lost:<where>``, ``fill:<cause>``, ``truth-drops``), so tests and notebooks
     can find what was drawn."""
     fig, ax = style.axes(ax)
     big = m.thinned
@@ -303,9 +323,12 @@ def draw(m: TimeSeqMarks, ax: Axes | None = None) -> Figure:
             x, y = r.polyline()
             ax.plot(x, y, color=mark.color, lw=lw, label=label, gid=gid, rasterized=big, zorder=2, solid_capstyle="butt")
 
+    crowded = sum(map(len, (*m.rexmit.values(), *m.lost.values(), m.drops))) > CROWDED
+
     def points(p: Points, mark: style.Mark, gid: str, size: float, z: float, **kw: object) -> None:
         if len(p):
-            ax.plot(p.x, p.y, linestyle="none", marker=mark.marker, color=mark.color, markersize=size, label=f"{mark.label} ({len(p)})",
+            ax.plot(p.x, p.y, linestyle="none", marker=mark.marker, color=mark.color, markersize=size / 2 if crowded else size,
+                    label=f"{mark.label} ({len(p)})",
                     gid=gid, zorder=z, **kw)  # type: ignore[arg-type]
 
     def thinned(drawn: int, count: int) -> str:
@@ -323,9 +346,11 @@ def draw(m: TimeSeqMarks, ax: Axes | None = None) -> Figure:
     points(m.probes, style.PROBE, "probe", 6, 4)
     for trig, p in m.rexmit.items():
         points(p, style.TRIGGER_MARKS[trig], f"rexmit:{trig}", 7, 5)
-    points(m.spurious, style.SPURIOUS, "spurious", 13, 6, markerfacecolor="none", markeredgewidth=1.2)
+    points(m.spurious, style.SPURIOUS, "spurious", 12, 6, markerfacecolor="none", markeredgewidth=0.8, alpha=0.7)
     points(m.lost.get(DOWNSTREAM, Points(np.empty(0), np.empty(0))), style.LOST_DOWN, f"lost:{DOWNSTREAM}", 9, 7, markeredgewidth=2)
     points(m.lost.get(UPSTREAM, Points(np.empty(0), np.empty(0))), style.LOST_UP, f"lost:{UPSTREAM}", 9, 7, markeredgewidth=2)
+    for cause, p in m.fills.items():
+        points(p, style.FILLS[cause], f"fill:{cause}", 7, 5)
     points(m.drops, style.TRUTH_DROP, "truth-drops", 7, 8)
 
     ax.set_xlim(*m.xlim)
