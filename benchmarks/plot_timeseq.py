@@ -22,10 +22,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from run import capture  # noqa: E402
+from run import capture
 
-from tcpsack_analyze.plots import load  # noqa: E402
-from tcpsack_analyze.plots.timeseq import draw, marks  # noqa: E402
+from tcpsack_analyze.plots import load
+from tcpsack_analyze.plots.timeseq import draw, marks
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,6 +35,7 @@ __all__ = ["MAX_DIRECTIONS", "cdf", "rtd"]
 
 MAX_DIRECTIONS = 8  # per capture, the directions with the most samples get their own CDF
 MS = 1e-6
+_DASHES = ("--", ":", "-.", (0, (5, 1, 1, 1)))  # per-direction curves, thin, under the pooled one
 
 
 def cdf(samples_ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,9 +85,9 @@ def _title(captures: Sequence[CaptureData]) -> str:
 def _draw_cdfs(ax: Axes, cd: CaptureData, pooled_ms: np.ndarray, color: str, name: str) -> None:
     with_samples = sorted((d for d in cd.directions if d.loss.rtd_samples_ns.size), key=lambda d: -d.loss.rtd_samples_ns.size)
     if len(with_samples) > 1:
-        for d in with_samples[:MAX_DIRECTIONS]:
+        for n, d in enumerate(with_samples[:MAX_DIRECTIONS]):
             x, y = cdf(d.loss.rtd_samples_ns * MS)
-            ax.plot(x, y, color=color, lw=0.8, alpha=0.5, label=f"{name} conn {d.conn.id} {d.direction.label} ({x.size})",
+            ax.plot(x, y, color=color, lw=1, alpha=0.7, linestyle=_DASHES[n % len(_DASHES)], label=f"{name} conn {d.conn.id} {d.direction.label} ({x.size})",
                     gid=f"cdf:{cd.path}:{d.conn.id}:{d.direction.label}")
     if not pooled_ms.size:
         return

@@ -61,7 +61,7 @@ def throughput(captures: Sequence[CaptureData], *, from_s: float | None = None, 
             continue
         drawn += 1
         name = f"{capture_name(d.capture)} " if several else ""
-        mean = "" if d.report.throughput_Bps is None else f", mean {d.report.throughput_Bps * 8 / 1e6:.2f} Mbit/s over the connection"
+        mean = "" if d.report.throughput_Bps is None else f", mean {d.report.throughput_Bps * 8 / 1e6:.2f} Mbit/s"
         ax.stairs(acked * 8 / width / 1e6, edges, color=style.SERIES_COLORS[k % len(style.SERIES_COLORS)], lw=1.5,
                   label=f"{name}conn {d.conn.id} ({d.conn.label}) {d.direction.label}{mean}", gid=f"throughput:{d.capture}:{d.conn.id}:{d.direction.label}")
     if not drawn:
@@ -70,7 +70,7 @@ def throughput(captures: Sequence[CaptureData], *, from_s: float | None = None, 
            xlim=(edges[0], edges[-1]))
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)
     what = dirs[0].name if len(dirs) == 1 else "; ".join(sorted({capture_name(d.capture) for d in dirs}))
     ax.set_title(f"Throughput ({width * 1e3:.0f} ms bins): {what}", fontsize=10)
     return fig
