@@ -5,6 +5,10 @@ any browser, and zooming, panning and hover labels come with it. The marks are t
 :func:`tcpsack_analyze.plots.timeseq.marks` (same thinning, same colours); beside the graph, a
 list of the direction's loss incidents (:func:`~tcpsack_analyze.plots.timeseq.incident_windows`)
 zooms to an incident's close-up when clicked, and "whole range" zooms back out.
+
+A page is static: what was thinned (above ``THIN_ABOVE`` ticks, ACK points or SACK blocks) stays
+thinned when zoomed in, at :data:`ZOOM` times the static figure's resolution; retransmissions,
+losses and drops are all there.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from tcpsack_analyze.loss.records import DOWNSTREAM, UPSTREAM
 from tcpsack_analyze.plots import style
 from tcpsack_analyze.plots.source import DirectionData
 from tcpsack_analyze.plots.timeseq import (
+    COLUMNS,
     Points,
     Ranges,
     TimeSeqMarks,
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["DIV_ID", "figure", "page"]
 
 DIV_ID = "timeseq"  # the plot's element id in the page
+ZOOM = 4  # thinning keeps 4x the columns of a static figure, for zooming in (a 1M-packet page: ~10-20 MB)
 
 # matplotlib marker -> plotly marker symbol
 _SYMBOLS = {"P": "cross", "s": "square", "D": "diamond", "X": "x", "d": "diamond-tall", "o": "circle", "x": "x-thin-open", "^": "triangle-up", "v": "triangle-down"}
@@ -89,7 +95,7 @@ def figure(m: TimeSeqMarks) -> go.Figure:
 def page(data: DirectionData, win: Window | None = None, truth: Truth | None = None) -> str:
     """The HTML page of ``data``'s time-sequence graph (``win``: the range first shown) with
     its incident list."""
-    m = marks(data, win, truth)
+    m = marks(data, win, truth, ZOOM * COLUMNS)
     body = figure(m).to_html(full_html=False, include_plotlyjs=True, div_id=DIV_ID, config={"scrollZoom": True, "displaylogo": False, "responsive": True})
     items: list[dict[str, Any]] = []
     for k, w in enumerate(incident_windows(data)):

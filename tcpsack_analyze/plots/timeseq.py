@@ -180,9 +180,11 @@ def seq_range(data: DirectionData, win: Window) -> tuple[float, float]:
     return lo - pad, hi + pad
 
 
-def marks(data: DirectionData, win: Window | None = None, truth: Truth | None = None) -> TimeSeqMarks:
-    """What the graph of ``data`` draws in ``win`` (the whole direction when None)."""
+def marks(data: DirectionData, win: Window | None = None, truth: Truth | None = None, columns: int | None = None) -> TimeSeqMarks:
+    """What the graph of ``data`` draws in ``win`` (the whole direction when None), thinned to
+    ``columns`` pixel columns (:data:`COLUMNS` when None) above :data:`THIN_ABOVE` marks."""
     ev = data.require_events()
+    columns = columns or COLUMNS
     win = win or window(data)
     keep = (ev.time_ns >= win.start_ns) & (ev.time_ns <= win.end_ns)
     x0, x1 = float(data.seconds(win.start_ns)), float(data.seconds(win.end_ns))
@@ -192,24 +194,24 @@ def marks(data: DirectionData, win: Window | None = None, truth: Truth | None = 
     data_x, data_lo, data_hi = t[sends], ev.start[sends], ev.end[sends]
     data_count = int(data_x.size)
     if data_count > THIN_ABOVE:
-        data_x, data_lo, data_hi = envelope(data_x, data_lo, data_hi, x0, x1, COLUMNS)
+        data_x, data_lo, data_hi = envelope(data_x, data_lo, data_hi, x0, x1, columns)
 
     acks = keep & ev.is_ack & (ev.ack >= 0)
     ack_x, ack_y, ack_i = t[acks], ev.ack[acks], ev.index[acks]
     ack_count = int(ack_x.size)
     if ack_count > THIN_ABOVE:
-        k = m4(ack_x, ack_y, x0, x1, COLUMNS)
+        k = m4(ack_x, ack_y, x0, x1, columns)
         ack_x, ack_y, ack_i = ack_x[k], ack_y[k], ack_i[k]
     has_win = keep & ev.is_ack & (ev.ack >= 0) & (ev.win >= 0)
     win_x, win_y = t[has_win], ev.ack[has_win] + ev.win[has_win]
     if win_x.size > THIN_ABOVE:
-        k = m4(win_x, win_y, x0, x1, COLUMNS)
+        k = m4(win_x, win_y, x0, x1, columns)
         win_x, win_y = win_x[k], win_y[k]
 
     sack, dsack = _sack_ranges(data, keep)
     sack_count = len(sack)
     if sack_count > THIN_ABOVE:
-        sack = Ranges(*union_per_column(sack.x, sack.lo, sack.hi, x0, x1, COLUMNS))
+        sack = Ranges(*union_per_column(sack.x, sack.lo, sack.hi, x0, x1, columns))
     probe = keep & ev.is_send & (ev.placement == Placement.PROBE)
 
     rexmit, spurious = _rexmits(data, win)
