@@ -121,6 +121,15 @@ def test_html_page_is_self_contained_with_an_incident_list(tmp_path):
     assert "<script src=" not in page and "Plotly.newPlot" in page  # plotly.js is inside the page
     assert page.count('class="incident"') == 39  # the capture's 39 loss incidents
     assert "Loss incidents (39)" in page
+    # a range lists the incidents that begin in it; --around-loss opens on one, the rest still drawn
+    code, _, err = plot(SACK / "sender.pcap", "--kind", "timeseq", "--from", "2", "--to", "3", "-o", tmp_path / "r.html")
+    assert code == 0, err
+    assert 0 < (tmp_path / "r.html").read_text().count('class="incident"') < 39
+    code, _, err = plot(SACK / "sender.pcap", "--kind", "timeseq", "--around-loss", "5", "-o", tmp_path / "a.html")
+    assert code == 0, err
+    assert (tmp_path / "a.html").read_text().count('class="incident"') == 39
+    code, _, err = plot(SACK / "sender.pcap", "--kind", "timeseq", "--around-loss", "99", "-o", tmp_path / "b.html")
+    assert code == 2 and "no loss incident 99" in one_error(err)
 
 
 def _chromium() -> tuple[str, str] | None:

@@ -144,7 +144,8 @@ def _draw(kind: str, captures: tuple[str, ...], conn_id: int | None, direction: 
             if fmt == "html":
                 from tcpsack_analyze.plots import interactive
 
-                return interactive.page(one, timeseq.window(one, from_s=from_s, to_s=to_s, around_loss=around_loss), truth)
+                timeseq.window(one, around_loss=around_loss)  # refuses an incident that does not exist
+                return interactive.page(one, timeseq.window(one, from_s=from_s, to_s=to_s), truth, around_loss=around_loss)
             return timeseq.timeseq(one, from_s=from_s, to_s=to_s, around_loss=around_loss, truth=truth)
         if kind == "cwnd":
             return cwnd.cwnd(data[0].busiest(), from_s=from_s, to_s=to_s, truth=truth)

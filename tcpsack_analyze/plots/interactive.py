@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tcpsack_analyze.loss.records import DOWNSTREAM, UPSTREAM
 from tcpsack_analyze.plots import style
-from tcpsack_analyze.plots.source import DirectionData
+from tcpsack_analyze.plots.source import DirectionData, PlotError
 from tcpsack_analyze.plots.timeseq import (
     COLUMNS,
     Points,
@@ -92,17 +92,26 @@ def figure(m: TimeSeqMarks) -> go.Figure:
     return fig
 
 
-def page(data: DirectionData, win: Window | None = None, truth: Truth | None = None) -> str:
-    """The HTML page of ``data``'s time-sequence graph (``win``: the range first shown) with
-    its incident list."""
+def page(data: DirectionData, win: Window | None = None, truth: Truth | None = None, *, around_loss: int | None = None) -> str:
+    """The HTML page of ``data``'s time-sequence graph in ``win`` (all of it when None), with the
+    list of the loss incidents that begin in it; ``around_loss`` opens the page zoomed to that
+    incident (it must be in the list)."""
     m = marks(data, win, truth, ZOOM * COLUMNS)
-    body = figure(m).to_html(full_html=False, include_plotlyjs=True, div_id=DIV_ID, config={"scrollZoom": True, "displaylogo": False, "responsive": True})
+    fig = figure(m)
     items: list[dict[str, Any]] = []
     for k, w in enumerate(incident_windows(data)):
+        if win is not None and not win.start_ns <= w.start_ns <= win.end_ns:
+            continue
         x0, x1 = float(data.seconds(w.start_ns)), float(data.seconds(w.end_ns))
         pad = max((x1 - x0) * 0.05, 1e-4)
         y0, y1 = seq_range(data, w)
         items.append({"k": k, "x": [x0 - pad, x1 + pad], "y": [y0, y1], "text": w.short, "title": w.caption})
+    if around_loss is not None:
+        first = next((it for it in items if it["k"] == around_loss), None)
+        if first is None:
+            raise PlotError(f"{data.name}: no loss incident {around_loss} in the range drawn")
+        fig.update_layout(xaxis_range=first["x"], yaxis_range=first["y"])
+    body = fig.to_html(full_html=False, include_plotlyjs=True, div_id=DIV_ID, config={"scrollZoom": True, "displaylogo": False, "responsive": True})
     rows = "\n".join(
         f'<li><a href="#" class="incident" id="incident-{it["k"]}" data-k="{it["k"]}" title="{html.escape(it["title"])}">{html.escape(it["text"])}</a></li>' for it in items
     ) or "<li>no loss incidents</li>"
