@@ -345,3 +345,19 @@ def test_load_refuses_unknown_connections_and_empty_directions():
     cd = loaded(SAMPLES / "http_206_sack_recovery.pcap")
     assert {(d.conn.id, d.direction) for d in cd.directions} == {(0, Dir.A2B), (0, Dir.B2A), (1, Dir.A2B), (1, Dir.B2A)}
     assert cd.busiest().report.data_packets == 376
+
+
+def test_events_pass_stops_after_the_range(monkeypatch):
+    from tcpsack_analyze.plots import source
+
+    path = str(SACK / "sender.pcap")
+    full = loaded(SACK / "sender.pcap").busiest().events
+    monkeypatch.setattr(source, "DEFAULT_CHUNK", 16384)  # many batches, so that the pass can stop early
+    d = load(path, until_s=1.0).busiest()
+    until = d.start_ns + 1_000_000_000
+    n = len(d.events)
+    assert np.count_nonzero(full.time_ns <= until) <= n < len(full)
+    for col in ("time_ns", "kind", "start", "end", "ack"):
+        np.testing.assert_array_equal(getattr(d.events, col), getattr(full, col)[:n])
+    fig = timeseq.timeseq(d, from_s=0.5, to_s=1.0)
+    assert len(artist(fig, "ack").get_xdata()) == np.count_nonzero(full.is_ack & (full.time_ns >= d.start_ns + 500_000_000) & (full.time_ns <= until))

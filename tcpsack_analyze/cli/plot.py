@@ -117,13 +117,13 @@ def _load_truth(truth_path: str | None) -> Truth | None:
         raise _Refused(f"{truth_path}: cannot read the truth file: {exc}", EXIT_ERROR) from None
 
 
-def _load(captures: tuple[str, ...], conn_id: int | None, direction: str | None, events: bool) -> list[CaptureData]:
+def _load(captures: tuple[str, ...], conn_id: int | None, direction: str | None, events: bool, until_s: float | None) -> list[CaptureData]:
     from tcpsack_analyze.plots.source import PlotError, load
 
     out = []
     for path in captures:
         try:
-            out.append(load(path, conn_id, direction, events=events))
+            out.append(load(path, conn_id, direction, events=events, until_s=until_s))
         except CaptureError as exc:
             raise _Refused(str(exc), EXIT_ERROR) from None
         except PlotError as exc:
@@ -137,7 +137,7 @@ def _draw(kind: str, captures: tuple[str, ...], conn_id: int | None, direction: 
     from tcpsack_analyze.plots import bursts, cwnd, rtd, throughput, timeseq
     from tcpsack_analyze.plots.source import PlotError
 
-    data = _load(captures, conn_id, direction, events=kind in WINDOWED)
+    data = _load(captures, conn_id, direction, kind in WINDOWED, to_s)
     try:
         if kind == "timeseq":
             one = data[0].busiest()

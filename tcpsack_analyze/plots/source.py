@@ -83,9 +83,12 @@ class CaptureData:
         return max(self.directions, key=lambda d: (d.report.data_packets, -d.conn.id))
 
 
-def load(path: str, conn: int | None = None, direction: str | Dir | None = None, *, events: bool = True) -> CaptureData:
+def load(path: str, conn: int | None = None, direction: str | Dir | None = None, *, events: bool = True,
+         until_s: float | None = None) -> CaptureData:
     """Analyse ``path`` and keep the directions with data of connection ``conn`` (all when None)
-    and ``direction`` (both when None); with ``events`` also read their event streams.
+    and ``direction`` (both when None); with ``events`` also read their event streams, up to
+    ``until_s`` seconds after the chosen connections' first packets when given (the second pass
+    then stops there; the analysis always reads the whole capture).
 
     Raises :class:`PlotError` for an unknown connection or when no chosen direction has data,
     :class:`~tcpsack_analyze.errors.CaptureError` when the capture cannot be read.
@@ -103,15 +106,22 @@ def load(path: str, conn: int | None = None, direction: str | Dir | None = None,
     if not chosen:
         which = "any connection" if conn is None else f"connection {conn}"
         raise PlotError(f"{path}: no data sent in {'either direction' if want is None else want.label} of {which}")
-    streams = events_of_directions(path, [(c.id, d) for c, d in chosen]) if events else {}
+    until_ns = None if until_s is None else max(analysis.conn_start_ns[c.id] for c, _ in chosen) + round(until_s * 1e9)
+    streams = events_of_directions(path, [(c.id, d) for c, d in chosen], until_ns) if events else {}
     return CaptureData(path, analysis, [
         DirectionData(path, c, d, _report(c, d), analysis.loss[(c.id, d.label)], analysis.conn_start_ns[c.id], streams.get((c.id, d)))
         for c, d in chosen
     ])
 
 
-def events_of_directions(path: str, keys: Iterable[tuple[int, Dir]]) -> dict[tuple[int, Dir], EventBatch]:
-    """The event streams of several (connection id, direction) pairs, in one pass over ``path``.
+class _Enough(Exception):
+    """Raised by the tap of :func:`events_of_directions` to stop reading past ``until_ns``."""
+
+
+def events_of_directions(path: str, keys: Iterable[tuple[int, Dir]], until_ns: int | None = None) -> dict[tuple[int, Dir], EventBatch]:
+    """The event streams of several (connection id, direction) pairs, in one pass over ``path``;
+    with ``until_ns``, the pass stops after the first batch of packets that reaches that time
+    (the streams then end somewhere after it, and hold everything before it).
 
     :func:`tcpsack_analyze.events_of` gives one direction per pass; a figure of several
     connections would read the capture once per connection with it.
@@ -123,8 +133,13 @@ def events_of_directions(path: str, keys: Iterable[tuple[int, Dir]]) -> dict[tup
             for d in Dir:
                 if (c.id, d) in parts:
                     parts[(c.id, d)].append(c.last_events[d])
+        if until_ns is not None and len(batch) and int(batch.ts_ns.min()) > until_ns:
+            raise _Enough
 
-    _stream(path, ReadStatus(path), None, DEFAULT_CHUNK, DEFAULT_REUSE_SILENCE_S, tap)
+    try:
+        _stream(path, ReadStatus(path), None, DEFAULT_CHUNK, DEFAULT_REUSE_SILENCE_S, tap)
+    except _Enough:
+        pass
     return {k: EventBatch.concat(v) for k, v in parts.items()}
 
 
