@@ -51,7 +51,7 @@ def throughput(captures: Sequence[CaptureData], *, from_s: float | None = None, 
     lo = 0.0 if from_s is None else from_s
     hi = max(ends) if to_s is None else to_s
     width = max((hi - lo) / BINS, 1e-3)
-    edges = lo + width * np.arange(int(np.ceil((hi - lo) / width)) + 1)
+    edges = lo + width * np.arange(max(int(np.ceil((hi - lo) / width)), 1) + 1)
     fig, ax = style.axes()
     several = len({d.capture for d in dirs}) > 1
     drawn = 0
@@ -65,7 +65,7 @@ def throughput(captures: Sequence[CaptureData], *, from_s: float | None = None, 
         ax.stairs(acked * 8 / width / 1e6, edges, color=style.SERIES_COLORS[k % len(style.SERIES_COLORS)], lw=1.5,
                   label=f"{name}conn {d.conn.id} ({d.conn.label}) {d.direction.label}{mean}", gid=f"throughput:{d.capture}:{d.conn.id}:{d.direction.label}")
     if not drawn:
-        raise PlotError(f"{', '.join(sorted({capture_name(d.capture) for d in dirs}))}: no data acknowledged from {lo:g} s to {hi:g} s")
+        raise PlotError(f"{', '.join(sorted({capture_name(d.capture) for d in dirs}))}: no data acknowledged from {lo:.3f} s to {hi:.3f} s")
     ax.set(xlabel="time since the connection's first packet (s)", ylabel="throughput (Mbit/s, newly ACKed data)",
            xlim=(edges[0], edges[-1]))
     ax.set_ylim(bottom=0)
