@@ -26,14 +26,16 @@ retransmissions, losses and drops never are.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tcpsack_analyze.events import Placement
 from tcpsack_analyze.loss.records import DOWNSTREAM, TRIGGERS, UPSTREAM
 from tcpsack_analyze.loss.regions import incident_resends
+from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.plots import style
 from tcpsack_analyze.plots.decimate import envelope, m4, union_per_column
 from tcpsack_analyze.plots.kernel import truth_drops
@@ -259,54 +261,45 @@ def _sack_ranges(data: DirectionData, keep: np.ndarray) -> tuple[Ranges, Ranges]
     return Ranges(x[~is_d], lo[~is_d], hi[~is_d]), Ranges(x[is_d], lo[is_d], hi[is_d])
 
 
-def _in(data: DirectionData, times_ns: np.ndarray, win: Window) -> np.ndarray:
-    return (times_ns >= win.start_ns) & (times_ns <= win.end_ns)
+_NONE = Points(np.empty(0), np.empty(0))
+
+
+def _grouped(data: DirectionData, table: RecordTable, win: Window, key: Sequence[object], values: Iterable[object]) -> dict[Any, Points]:
+    """The records of a loss table sent (or seen) in the window, at their time and middle byte,
+    grouped by ``key`` (one value per record) for each of ``values`` that occurs."""
+    t, _ = table.ints("time_ns")
+    start, _ = table.ints("start")
+    end, _ = table.ints("end")
+    index, _ = table.ints("index")
+    by = np.asarray(key, dtype=object)
+    inside = (t >= win.start_ns) & (t <= win.end_ns)
+    x, y = data.seconds(t), (start + end) / 2
+    return {v: Points(x[m], y[m], index[m]) for v in values if (m := inside & (by == v)).any()}
 
 
 def _rexmits(data: DirectionData, win: Window) -> tuple[dict[str, Points], Points]:
     """Every retransmission record in the window, by trigger, and the spurious ones."""
     table = data.loss.retransmission_table
-    t, _ = table.ints("time_ns")
-    start, _ = table.ints("start")
-    end, _ = table.ints("end")
-    index, _ = table.ints("index")
-    trigger = np.asarray(table.column("trigger"), dtype=object)
-    spurious = np.asarray([s is not None for s in table.column("spurious")], dtype=bool)
-    inside = _in(data, t, win)
-    x, y = data.seconds(t), (start + end) / 2
-    by = {trig: Points(x[m], y[m], index[m]) for trig in TRIGGERS if (m := inside & (trigger == trig)).any()}
-    s = inside & spurious
-    return by, Points(x[s], y[s], index[s])
+    spurious = [s is not None for s in table.column("spurious")]
+    return _grouped(data, table, win, table.column("trigger"), TRIGGERS), _grouped(data, table, win, spurious, (True,)).get(True, _NONE)
 
 
 def _lost(data: DirectionData, win: Window) -> dict[str, Points]:
+    """Lost transmissions in the window, by where they were lost."""
     table = data.loss.lost_table
-    t, _ = table.ints("time_ns")
-    start, _ = table.ints("start")
-    end, _ = table.ints("end")
-    where = np.asarray(table.column("where"), dtype=object)
-    inside = _in(data, t, win)
-    x, y = data.seconds(t), (start + end) / 2
-    return {w: Points(x[m], y[m]) for w in (DOWNSTREAM, UPSTREAM) if (m := inside & (where == w)).any()}
+    return _grouped(data, table, win, table.column("where"), (DOWNSTREAM, UPSTREAM))
 
 
 def _fills(data: DirectionData, win: Window) -> dict[str, Points]:
     """The holes filled in the window (:class:`~tcpsack_analyze.loss.records.Fill`), by cause:
     near the receiver, this is where a retransmission shows."""
     table = data.loss.fill_table
-    t, _ = table.ints("time_ns")
-    start, _ = table.ints("start")
-    end, _ = table.ints("end")
-    index, _ = table.ints("index")
-    cause = np.asarray(table.column("cause"), dtype=object)
-    inside = _in(data, t, win)
-    x, y = data.seconds(t), (start + end) / 2
-    return {c: Points(x[m], y[m], index[m]) for c in style.FILLS if (m := inside & (cause == c)).any()}
+    return _grouped(data, table, win, table.column("cause"), style.FILLS)
 
 
 def _drops(data: DirectionData, win: Window, truth: Truth | None) -> Points:
     if truth is None:
-        return Points(np.empty(0), np.empty(0))
+        return _NONE
     d = truth_drops(truth, data)
     m = (d.t >= data.seconds(win.start_ns)) & (d.t <= data.seconds(win.end_ns))
     return Points(d.t[m], (d.start[m] + d.end[m]) / 2)
@@ -349,8 +342,8 @@ def draw(m: TimeSeqMarks, ax: Axes | None = None) -> Figure:
     for trig, p in m.rexmit.items():
         points(p, style.TRIGGER_MARKS[trig], f"rexmit:{trig}", 7, 5)
     points(m.spurious, style.SPURIOUS, "spurious", 12, 6, markerfacecolor="none", markeredgewidth=0.8, alpha=0.7)
-    points(m.lost.get(DOWNSTREAM, Points(np.empty(0), np.empty(0))), style.LOST_DOWN, f"lost:{DOWNSTREAM}", 9, 7, markeredgewidth=2)
-    points(m.lost.get(UPSTREAM, Points(np.empty(0), np.empty(0))), style.LOST_UP, f"lost:{UPSTREAM}", 9, 7, markeredgewidth=2)
+    points(m.lost.get(DOWNSTREAM, _NONE), style.LOST_DOWN, f"lost:{DOWNSTREAM}", 9, 7, markeredgewidth=2)
+    points(m.lost.get(UPSTREAM, _NONE), style.LOST_UP, f"lost:{UPSTREAM}", 9, 7, markeredgewidth=2)
     for cause, p in m.fills.items():
         points(p, style.FILLS[cause], f"fill:{cause}", 7, 5)
     points(m.drops, style.TRUTH_DROP, "truth-drops", 7, 8)
