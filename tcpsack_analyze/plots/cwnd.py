@@ -80,7 +80,7 @@ def cwnd(
         k = (model.t >= lo) & (model.t <= hi)
         ax.plot(model.t[k], model.segments[k], drawstyle="steps-post", lw=1.2, color=style.SERIES_COLORS[(n + 2) % len(style.SERIES_COLORS)],
                 label=model.label, gid=f"model:{model.label}")
-    ax.set_xlim(lo, hi)
+    ax.set_xlim(lo, max(hi, lo + 1e-3))  # a single event still gets a range
     ax.set_ylim(bottom=0)
     ax.set_xlabel("time since the connection's first packet (s)")
     ax.set_ylabel(f"segments (MSS {d.mss} bytes)")
