@@ -225,15 +225,18 @@ class _Pipeline:
 
 def stream_events(
     path: str, filter: str | None = None, *, reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S, chunk_bytes: int = DEFAULT_CHUNK,  # noqa: A002
-    facts: dict[int, tuple[StreamFacts, StreamFacts]] | None = None,
+    facts: dict[int, tuple[StreamFacts, StreamFacts]] | None = None, until_ns: int | None = None,
 ) -> Iterator[tuple[int, tuple[EventBatch, EventBatch]]]:
     """The events of every connection, batch by batch: (connection id, (a2b events, b2a
     events)) for each connection a batch touched, in the order the flow table met them. Only
     the flow stage runs (no RTT or loss stage): memory stays that of the flow state. ``facts``,
     when given, is filled with each connection's :class:`~tcpsack_analyze.events.StreamFacts`
-    of both directions as of its latest batch (MSS, origin, handshake turnarounds)."""
+    of both directions as of its latest batch (MSS, origin, handshake turnarounds). With
+    ``until_ns`` the pass stops after the first batch whose packets are all later than that
+    (the streams then hold everything before it)."""
     pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, stages=False, keep_events=True)
     for batch, touched in pipe.batches():
+        beyond = until_ns is not None and len(batch) > 0 and int(batch.ts_ns.min()) > until_ns
         del batch
         touched.reverse()
         while touched:  # each batch's events are let go before the reader decodes the next
@@ -243,6 +246,8 @@ def stream_events(
                 facts[conn.id] = (conn.facts(0), conn.facts(1))
             yield conn.id, events
             del events
+        if beyond:
+            return
 
 
 def events_of(

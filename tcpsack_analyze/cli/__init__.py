@@ -45,6 +45,7 @@ class _LazyGroup(click.Group):
         "check": "tcpsack_analyze.cli.check:check",
         "compare": "tcpsack_analyze.cli.compare:compare",
         "lab": "tcpsack_analyze.cli.lab:lab",
+        "plot": "tcpsack_analyze.cli.plot:plot",
     },
     context_settings={"help_option_names": ["-h", "--help"]},
 )
