@@ -158,6 +158,17 @@ def test_events_by_rtt_hand_case(rtt_ms: float, events: list[tuple[int, int]], h
     assert lp.burst_histogram == {1: 1, 2: 1, 3: 1}  # bursts do not depend on the RTT
 
 
+def test_events_with_an_rtt_of_centuries_end() -> None:
+    """Issue 16: send times near the int64 maximum plus a huge RTT wrapped around, and the chain
+    of events stepped back to its start for ever (a MemoryError at 6.8 GB). The sum saturates
+    and the chain always moves on."""
+    lost = np.ones(3, dtype=bool)
+    times = np.array([1, 2**62, 2**63 - 1], dtype=np.int64)
+    assert loss_events(lost, times, 4.0 * 2**63).tolist() == [[0, 2], [2, 1]]
+    at_the_end = loss_events(lost, np.full(3, 2**63 - 1, dtype=np.int64), 1e30)
+    assert at_the_end[:, 1].sum() == 3  # every loss in one event or another, and it ended
+
+
 @settings(max_examples=300, deadline=None)
 @given(transmissions())
 def test_bursts_and_events_match_loops(case: tuple[list[bool], list[int], float | None]) -> None:

@@ -56,6 +56,7 @@ SCAN_CHUNK = 32  # matrices per chunk in the blocked scan of the forward and bac
 # p or r there too; Baum-Welch cannot move a parameter off 0 or 1 (a state that never loses is
 # never credited with a loss), so it starts this far inside.
 START_MARGIN = 0.01
+INT64_MAX = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -167,12 +168,15 @@ def loss_events(lost: np.ndarray, times_ns: np.ndarray, rtt_ns: float | None) ->
         raise ValueError("the send times of the lost transmissions decrease")
     # A later loss joins the event when its whole-ns distance d < rtt, that is d < ceil(rtt).
     # For each loss, the first loss one RTT or more after it: the next event if this one starts one.
-    following = np.searchsorted(sent, sent + math.ceil(rtt_ns), side="left").tolist()
+    # The sum saturates at the int64 maximum (an RTT of centuries from absurd timestamps must
+    # neither wrap around, which would send the chain below backwards for ever, nor raise).
+    reach = min(math.ceil(rtt_ns), INT64_MAX)
+    following = np.searchsorted(sent, np.minimum(sent, INT64_MAX - reach) + reach, side="left").tolist()
     firsts: list[int] = []
     i = 0
     while i < len(following):  # a chain through the losses, one step per event
         firsts.append(i)
-        i = following[i]
+        i = max(following[i], i + 1)  # a saturated sum may not reach past the loss itself
     first = np.asarray(firsts, dtype=np.int64)
     return np.column_stack((index[first], np.diff(np.append(first, len(index))))).astype(np.int64)
 

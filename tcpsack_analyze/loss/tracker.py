@@ -92,6 +92,7 @@ DSACK_WINDOW = 512  # a D-SACK is matched against the latest this many resends..
 DSACK_RTTS = 8  # ...sent at most this many times the largest SRTT seen before it...
 DSACK_MIN_HORIZON_NS = 200_000_000  # ...or 200 ms (Linux's minimum RTO), if longer...
 DSACK_NO_RTT_HORIZON_NS = 1_000_000_000  # ...or 1 s before any RTT sample
+RTO_MAX_NS = 120_000_000_000  # Linux TCP_RTO_MAX; RFC 6298 (2.5) allows a maximum of 60 s or more
 
 
 @dataclass
@@ -113,10 +114,10 @@ class Timing:
 
     @property
     def rto_ns(self) -> int | None:
-        """RFC 6298 section 2 RTO, without the 1 s floor (Linux uses 200 ms): an estimate."""
+        """RFC 6298 section 2 RTO, without the 1 s floor (Linux uses 200 ms), at most RTO_MAX_NS: an estimate."""
         if self.srtt_ns is None or self.rttvar_ns is None:
             return None
-        return int(self.srtt_ns + max(1_000_000.0, 4 * self.rttvar_ns) + (self.turnaround_ns or 0))
+        return min(RTO_MAX_NS, int(self.srtt_ns + max(1_000_000.0, 4 * self.rttvar_ns) + (self.turnaround_ns or 0)))
 
     _estimator: Rfc6298 = field(default_factory=Rfc6298)
     _queue_t: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 
 from tcpsack_analyze.errors import CaptureError
 from tcpsack_analyze.reader.bpf import BpfFilter
+from tcpsack_analyze.reader.clock import AnalysisClock, TimeCounts
 from tcpsack_analyze.reader.decode import DecodeCounts, PacketBatch, decode_batch
 from tcpsack_analyze.reader.heap import release_free_pages
 from tcpsack_analyze.reader.pcap import is_pcap_magic, iter_pcap
 from tcpsack_analyze.reader.pcapng import is_pcapng_magic, iter_pcapng
 from tcpsack_analyze.reader.source import ByteSource
 
-__all__ = ["read_capture", "ReadStatus", "PacketBatch", "DecodeCounts", "CaptureError"]
+__all__ = ["CaptureError", "DecodeCounts", "PacketBatch", "ReadStatus", "TimeCounts", "read_capture"]
 
 DEFAULT_CHUNK = 16 * 1024 * 1024
 
@@ -32,6 +33,12 @@ class ReadStatus:
     compressed: bool = False
     counts: DecodeCounts = field(default_factory=DecodeCounts)
     error: CaptureError | None = None
+    clock: AnalysisClock = field(default_factory=AnalysisClock)  # the analysis times (reader/clock.py)
+
+    @property
+    def time(self) -> TimeCounts:
+        """Timestamps that went backwards, absurd ones and clock jumps, over every record read."""
+        return self.clock.counts
 
     @property
     def complete(self) -> bool:
@@ -52,6 +59,7 @@ class ReadStatus:
             out.append(f"{c.malformed} packets with impossible TCP/IP header lengths were not analysed")
         if c.ip_fragments:
             out.append(f"{c.ip_fragments} IP fragments were counted but not analysed")
+        out.extend(self.time.warnings())
         return out
 
 
@@ -59,6 +67,10 @@ def read_capture(
     path: str, status: ReadStatus, bpf: str | None = None, chunk_bytes: int = DEFAULT_CHUNK
 ) -> Iterator[PacketBatch]:
     """Yield the TCP packets of ``path`` (``-`` for stdin) in batches, in file order.
+
+    Their ``ts_ns`` are analysis times, not the raw timestamps: non-decreasing and bounded
+    (``status.clock``, :mod:`~tcpsack_analyze.reader.clock`), with what was wrong with the raw
+    ones counted in ``status.time``.
 
     Errors that make the file unreadable from the start raise :class:`CaptureError`; errors
     after some records were read end the iteration and are stored in ``status.error``.
@@ -85,6 +97,7 @@ def read_capture(
             raise CaptureError(path, 0, f"not a pcap or pcapng capture (starts with bytes {head.hex()})")
         try:
             for rec in records:
+                rec.ts_ns = status.clock.advance(rec.ts_ns)
                 batch, counts = decode_batch(rec, flt.matches(rec) if flt else None)
                 status.counts.add(counts)
                 yield batch

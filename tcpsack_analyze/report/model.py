@@ -120,6 +120,11 @@ class CaptureInfo:
     complete: bool
     error: str | None
     warnings: list[str] = field(default_factory=list)
+    # timestamps (reader/clock.py): records earlier than the one before, absurd ones, clock jumps
+    out_of_order_timestamps: int = 0
+    largest_backward_step_s: float = 0.0
+    absurd_timestamps: int = 0
+    clock_jumps: int = 0
 
 
 @dataclass(frozen=True)
@@ -257,4 +262,8 @@ def capture_info(status: ReadStatus, tcp_packets: int) -> CaptureInfo:
         complete=status.complete,
         error=str(status.error) if status.error else None,
         warnings=status.warnings(),
+        out_of_order_timestamps=status.time.backwards,
+        largest_backward_step_s=status.time.largest_backward_ns / 1e9,
+        absurd_timestamps=status.time.absurd,
+        clock_jumps=status.time.jumps,
     )
