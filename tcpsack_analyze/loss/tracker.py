@@ -628,7 +628,12 @@ class LossTracker:
         is_lost = self.board.is_lost(s)
         highest = e >= self.snd_max
         head = s <= una
-        rtd = None if prev_ns is None else t - prev_ns
+        # DOMAIN.md section 5: each byte range's RTD is from its own previous transmission; a
+        # resend that merges queued messages is timed from the previous copy of its first byte
+        # (segs[0] holds it), not from a later copy of its tail (a probe, say)
+        first_last = segs[0].last if segs[0].start <= s < segs[0].end else None
+        rtd_from = first_last[0] if first_last is not None else prev_ns
+        rtd = None if rtd_from is None else t - rtd_from
         trigger, evidence = self._classify(segs, rtd, since_ack, sacked_segs, is_lost, highest, head, flight, silence)
         ep = self.episode
         if trigger == RTO:
