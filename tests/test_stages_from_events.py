@@ -139,3 +139,50 @@ def test_rfc6298_estimator() -> None:
     est.update(200.0)
     assert est.rttvar == pytest.approx(0.75 * 50 + 0.25 * 100)  # section 2.3, RTTVAR first
     assert est.srtt == pytest.approx(0.875 * 100 + 0.125 * 200)
+
+
+def test_head_resent_inside_a_recovery_not_ack_clocked_is_a_timeout() -> None:
+    """Issue 13: a stalled recovery's timer fires while dupACKs still arrive (RFC 6298 s. 5;
+    RFC 6582 s. 4's Impatient timer fires well before an RTO after the head's last copy): the
+    head resent 3 ms after the last dupACK and the previous send is ``rto`` and ends the fast
+    episode; the go-back-N resend at the next partial ACK is that timeout episode's recovery."""
+    talk = Talk()
+    t = talk.warm_up()
+    for k in range(4, 13):  # 5 and 6 are lost
+        talk.send(t + (k - 4) * 0.2, k)
+    talk.ack(t + RTT_MS, 5)
+    for k in range(3):
+        talk.ack(t + RTT_MS + 2 + k, 5, dup=True)
+    talk.send(t + RTT_MS + 4, 5, Placement.REXMIT)  # fast retransmit, lost again
+    for k in range(3, 7):
+        talk.ack(t + RTT_MS + 2 + k, 5, dup=True)
+    talk.send(t + RTT_MS + 11, 5, Placement.REXMIT)  # the timer: 3 ms after the last dupACK
+    talk.ack(t + 2 * RTT_MS + 11, 6)  # partial ACK
+    talk.send(t + 2 * RTT_MS + 11, 6, Placement.REXMIT)  # go-back-N at the ACK's instant
+    talk.ack(t + 3 * RTT_MS + 11, 13)
+    res = talk.run()
+    fast, timer, gbn = res.retransmissions
+    assert (fast.trigger, fast.ca_state) == ("fast", "Recovery")
+    assert (timer.trigger, timer.ca_state, timer.episode) == ("rto", "Loss", 1)
+    assert (gbn.trigger, gbn.episode_trigger, gbn.ca_state, gbn.episode) == ("recovery", "rto", "Loss", 1)
+    assert [(e.trigger, e.ended) for e in res.episodes] == [("fast", "rto"), ("rto", "full_ack")]
+
+
+def test_go_back_n_after_an_undone_timeout_resumes_its_episode() -> None:
+    """Issue 13: a timeout judged spurious ends its episode ``undone``, but a sender that does
+    not undo (ns-3) goes on with go-back-N: an ACK-clocked resend below snd_max with no dupACK
+    then resumes the Loss episode instead of coming out ``ambiguous``."""
+    talk = Talk()
+    t = talk.warm_up()
+    for k in (4, 5, 6):  # 4 delayed, 5 lost
+        talk.send(t + (k - 4), k)
+    talk.send(t + 400, 4, Placement.REXMIT)  # the timer
+    talk.ack(t + 450, 5)  # the delayed original: too soon to be the resend's
+    talk.send(t + 450, 5, Placement.REXMIT)  # go-back-N, clocked by that ACK
+    talk.ack(t + 550, 7)
+    res = talk.run()
+    timer, gbn = res.retransmissions
+    assert (timer.trigger, timer.spurious) == ("rto", "early_ack")
+    assert (gbn.trigger, gbn.episode, gbn.ca_state, gbn.dupacks) == ("recovery", timer.episode, "Loss", 0)
+    (ep,) = res.episodes
+    assert (ep.trigger, ep.ended, ep.retransmissions) == ("rto", "full_ack", 2)

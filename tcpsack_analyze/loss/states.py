@@ -78,6 +78,7 @@ class Event(enum.Enum):
     FULL_ACK = "the cumulative ACK passes the recovery point"
     UNDONE = "the episode's first resend is shown spurious"
     END = "the capture ends"
+    RESUME = "a go-back-N resend shows the sender did not undo the timeout episode judged spurious"
 
 
 # (state, what happened) -> (next state, how the current episode ends, or None if it goes on)
@@ -97,6 +98,9 @@ TRANSITIONS: dict[tuple[CaState, Trigger | Event], tuple[CaState, EpisodeEnd | N
     (CaState.RECOVERY, Event.UNDONE): (CaState.OPEN, EpisodeEnd.UNDONE),
     (CaState.LOSS, Event.UNDONE): (CaState.OPEN, EpisodeEnd.UNDONE),
     (CaState.RECOVERY, Event.END): (CaState.OPEN, EpisodeEnd.END_OF_CAPTURE),
+    # a sender that does not undo (no Eifel response, RFC 4015; ns-3) goes on with go-back-N
+    # after a spurious timeout: the undone Loss episode comes back
+    (CaState.OPEN, Event.RESUME): (CaState.LOSS, None),
     (CaState.LOSS, Event.END): (CaState.OPEN, EpisodeEnd.END_OF_CAPTURE),
 }
 

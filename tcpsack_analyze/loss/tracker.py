@@ -17,8 +17,13 @@ as the sender itself had to decide (DOMAIN.md section 4):
   handshake); a resend that comes later than that by more than half an SRTT was sent by a timer.
 - ACK-clocked with duplicate ACKs or SACK blocks above it, outside an episode: *fast*
   retransmit when DupThresh (3) dupACKs or RFC 6675 IsLost say so, else *early*.
-- Inside an episode (until snd_una passes the recovery point): *recovery*, unless a timer resent
-  the head of the window again: *rto*, which starts a new (timeout) episode.
+- Inside an episode (until snd_una passes the recovery point): *recovery*, unless the head of
+  the window (snd_una) is resent and not ACK-clocked (later than the turnaround by more than
+  1 ms after the last ACK, and more than 1 ms after the sender's previous packet): *rto*, which
+  ends the episode and starts a timeout episode (RFC 6298 section 5; its go-back-N resends are
+  that episode's *recovery*). No RTO's worth of silence is asked for: RFC 6582 section 4's
+  Impatient variant re-arms the timer at the first partial ACK, so the timer can fire long
+  before an RTO after the head's last copy, and the estimate here has no 200 ms / 1 s floor.
 - A timer outside an episode: *tlp* when it resends the highest outstanding segment and is not
   the second timer firing on the same data (RFC 8985 section 7.3), else *rto*.
 - Nothing to go on (no ACK seen, no RTT yet): *ambiguous*.
@@ -77,7 +82,7 @@ from tcpsack_analyze.loss.records import (
     RecoveryEpisode,
     Retransmission,
 )
-from tcpsack_analyze.loss.states import CaState, Event, Trigger, episode_state, transition
+from tcpsack_analyze.loss.states import CaState, EpisodeEnd, Event, Trigger, episode_state, transition
 from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.rtt import Rfc6298
 from tcpsack_analyze.scoreboard import Scoreboard
@@ -87,6 +92,7 @@ NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placem
 DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
 THIN_PACKETS = 4  # DOMAIN.md section 6
 MIN_TIMER_GAP_NS = 5_000_000  # a timer is told apart from ACK clocking by at least 5 ms
+CLOCK_TOLERANCE_NS = 1_000_000  # an ACK-clocked resend leaves within 1 ms of its ACK or of the send before it
 TOO_SOON = 0.8  # an ACK within 0.8 x the minimum local RTT of a resend was not caused by it
 DSACK_WINDOW = 512  # a D-SACK is matched against the latest this many resends...
 DSACK_RTTS = 8  # ...sent at most this many times the largest SRTT seen before it...
@@ -290,6 +296,7 @@ class LossTracker:
         self._open: list[_Seg] = []  # resent segments not yet covered by an ACK
         self._rto_run = 0  # timer resends of the head without progress
         self._tlp_armed = True  # one probe per flight (RFC 8985 section 7.3)
+        self._undone: RecoveryEpisode | None = None  # the last timeout episode, if it ended undone
         self.network_duplicates = 0
         self.reorderings = 0
         self.tx_count = 0  # send times are kept only for the transmissions later resent (_Seg)
@@ -480,6 +487,7 @@ class LossTracker:
         assert ended is not None
         ep.end_ns, ep.ended = t, ended
         self.episode = None
+        self._undone = ep if ended is EpisodeEnd.UNDONE and ep.trigger == RTO else None
 
     def _covered(self, covered: list[tuple[Retransmission, list[_Seg]]], t: int, tsecr: int) -> None:
         """Resends whose end the ACK at ``t`` covered for the first time (in send order)."""
@@ -621,15 +629,27 @@ class LossTracker:
         is_lost = self.board.is_lost(s)
         highest = e >= self.snd_max
         head = s <= una
-        rtd = None if prev_ns is None else t - prev_ns
-        trigger, evidence = self._classify(segs, rtd, since_ack, sacked_segs, is_lost, highest, head, flight)
+        # DOMAIN.md section 5: each byte range's RTD is from its own previous transmission; a
+        # resend that merges queued messages is timed from the previous copy of its first byte
+        # (segs[0] holds it), not from a later copy of its tail (a probe, say)
+        first_last = segs[0].last if segs[0].start <= s < segs[0].end else None
+        rtd_from = first_last[0] if first_last is not None else prev_ns
+        rtd = None if rtd_from is None else t - rtd_from
+        trigger, evidence = self._classify(segs, rtd, since_ack, sacked_segs, is_lost, highest, head, flight, silence)
         ep = self.episode
         if trigger == RTO:
             self._rto_run += 1
         elif trigger == TLP:
             self._tlp_armed = False
         backoff = trigger == RTO and ep is not None and ep.trigger == RTO and self._rto_run > 1
-        state, ended = transition(episode_state(None if ep is None else ep.trigger), Event.BACKOFF if backoff else Trigger(trigger))
+        resume = ep is None and trigger == RECOVERY  # _classify: go-back-N after an undone timeout
+        what: Trigger | Event = Event.BACKOFF if backoff else Event.RESUME if resume else Trigger(trigger)
+        state, ended = transition(episode_state(None if ep is None else ep.trigger), what)
+        if resume:
+            ep, self._undone = self._undone, None
+            assert ep is not None
+            ep.end_ns, ep.ended = None, EpisodeEnd.END_OF_CAPTURE  # open again, as when it began
+            self.episode = ep
         if backoff:
             assert ep is not None
             ep.recovery_point = self.snd_max  # the same timeout episode goes on
@@ -683,7 +703,8 @@ class LossTracker:
             self._pending.append((r, segs))
 
     def _classify(
-        self, segs: list[_Seg], rtd: int | None, since_ack: int | None, sacked_segs: int, is_lost: bool, highest: bool, head: bool, flight: int
+        self, segs: list[_Seg], rtd: int | None, since_ack: int | None, sacked_segs: int, is_lost: bool, highest: bool, head: bool, flight: int,
+        silence: int = 0,
     ) -> tuple[str, str]:
         """The trigger of a resend, with its evidence (module docstring)."""
         tm = self.timing
@@ -698,6 +719,13 @@ class LossTracker:
             again = any(r.episode == self.episode.id for sg in segs for r in sg.rexmits)
             if timer and head and (again or self.episode.trigger == RTO or lag > (tm.rto_ns or 0)):
                 return RTO, f"timer: head resent {clock}"
+            # a resend of the head inside an episode that no ACK clocked out (it left neither at an
+            # ACK's turnaround nor right behind the sender's previous packet) is the timer's: the
+            # dupACKs of a stalled recovery do not restart it (RFC 6298 section 5), and RFC 6582
+            # section 4's Impatient variant re-armed it at the first partial ACK, so it may fire
+            # well before an RTO after the head's last copy
+            if head and lag > CLOCK_TOLERANCE_NS and silence > CLOCK_TOLERANCE_NS:
+                return RTO, f"timer: head resent inside the episode, not ACK-clocked: {clock}, {silence / 1e6:.1f} ms after the previous send"
             # dupACKs do not restart the retransmission timer (RFC 6298 section 5): a head resent
             # again long after its last resend, not right after an ACK, is the timer's
             if head and again and rtd is not None and rtd > max(2 * srtt, tm.rto_ns or 0) and lag > MIN_TIMER_GAP_NS:
@@ -707,6 +735,11 @@ class LossTracker:
             if self.dup_run >= DUP_THRESH or is_lost:
                 return FAST, f"{dup}; {clock}"
             return EARLY, f"{dup} (< {DUP_THRESH}); {clock}"
+        undone = self._undone
+        if not timer and not highest and undone is not None and any(x is undone for x in self.episodes):
+            # ACK-clocked, no dupACKs, below snd_max, right after a timeout episode judged
+            # spurious: go-back-N (RFC 6298 section 5) of a sender that did not undo the timeout
+            return RECOVERY, f"go-back-N after timeout episode {undone.id}, which the sender did not undo; {dup}; {clock}"
         if timer and lag < srtt and (rtd is None or rtd < 2 * srtt):
             # sooner than any RTO (> SRTT, RFC 6298 s. 2) after an ACK, and about an RTT after the
             # segment was last sent: RACK's reordering timer (RFC 8985 s. 6.2) or a probe
