@@ -105,11 +105,22 @@ RTO_MAX_NS = 120_000_000_000  # Linux TCP_RTO_MAX; RFC 6298 (2.5) allows a maxim
 class Timing:
     """What the capture tells of this direction's round trip, as known when a batch begins."""
 
-    srtt_ns: float | None = None  # RFC 6298 smoothed RTT of data/ACK pairs at the capture point
-    rttvar_ns: float | None = None
     min_local_ns: int | None = None  # smallest data/ACK RTT at the capture point
     srtt_max_ns: float | None = None  # largest srtt_ns so far (the D-SACK horizon's scale)
     turnaround_ns: int | None = None  # capture point -> sender -> capture point (handshake)
+
+    _estimator: Rfc6298 = field(default_factory=Rfc6298)  # of the data/ACK pairs at the capture point
+    _queue_t: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    _queue_v: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+
+    @property
+    def srtt_ns(self) -> float | None:
+        """RFC 6298 smoothed RTT of the data/ACK pairs at the capture point."""
+        return self._estimator.srtt
+
+    @property
+    def rttvar_ns(self) -> float | None:
+        return self._estimator.rttvar
 
     @property
     def srtt_full_ns(self) -> float | None:
@@ -124,10 +135,6 @@ class Timing:
         if self.srtt_ns is None or self.rttvar_ns is None:
             return None
         return min(RTO_MAX_NS, int(self.srtt_ns + max(1_000_000.0, 4 * self.rttvar_ns) + (self.turnaround_ns or 0)))
-
-    _estimator: Rfc6298 = field(default_factory=Rfc6298)
-    _queue_t: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    _queue_v: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def seed(self, sample_ns: int | None) -> None:
         """Start from the handshake's sample at this capture point (RFC 6298 section 2.2)."""
@@ -154,11 +161,9 @@ class Timing:
         does not depend on how the samples were grouped (batches, resends in between)."""
         m = int(samples.min())
         self.min_local_ns = m if self.min_local_ns is None else min(self.min_local_ns, m)
-        est = self._estimator
-        top = est.update_all(samples.tolist())
+        top = self._estimator.update_all(samples.tolist())
         if self.srtt_max_ns is None or top > self.srtt_max_ns:
             self.srtt_max_ns = top
-        self.srtt_ns, self.rttvar_ns = est.srtt, est.rttvar
 
 
 class _Tx(NamedTuple):
