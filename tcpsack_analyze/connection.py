@@ -24,7 +24,6 @@ from tcpsack_analyze.results import ConnectionResult, DirectionCounts
 from tcpsack_analyze.rtt import RttSampler
 from tcpsack_analyze.seqspace import SeqSpace, wire_add
 
-NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
 NOT_SENT = -2  # placement of a row that is not a send of its direction
 
 NS = 1_000_000_000
@@ -487,7 +486,7 @@ def _consume_direction(conn: Connection, d: int, ctx: _BatchView, sel: np.ndarra
         st._data_max = max(base, int(e.max()))
         plain = s == prev_max  # the common case: next new data in order
         st.unique_bytes += int((e - s)[plain].sum())
-        code = np.full(ti.size, NEW, np.int64)
+        code = np.full(ti.size, Placement.NEW, np.int64)
         for k in np.nonzero(~plain)[0].tolist():
             code[k] = _account_segment(st, int(s[k]), int(e[k]), int(prev_max[k]))
         ctx.placement[sel[ti]] = code
@@ -525,7 +524,7 @@ def _account_segment(st: Direction, lo: int, hi: int, top: int) -> int:
     if lo >= top:  # new data past a gap: the gap becomes a hole
         st._holes.add(top, lo)
         st.unique_bytes += hi - lo
-        return GAP if lo > top else NEW
+        return Placement.GAP if lo > top else Placement.NEW
     upto = min(hi, top)
     unseen = st._holes.overlap(lo, upto)
     if lo in st._holes and hi < top:
@@ -536,8 +535,8 @@ def _account_segment(st: Direction, lo: int, hi: int, top: int) -> int:
     if seen > 0:
         st.rexmit_packets += 1
         st.rexmit_bytes += seen
-        return REXMIT
-    return FILL
+        return Placement.REXMIT
+    return Placement.FILL
 
 
 def _account_acks(

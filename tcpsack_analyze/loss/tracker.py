@@ -88,7 +88,6 @@ from tcpsack_analyze.rtt import Rfc6298
 from tcpsack_analyze.scoreboard import Scoreboard
 from tcpsack_analyze.seqspace import wire_add
 
-NEW, REXMIT, FILL, GAP = Placement.NEW, Placement.REXMIT, Placement.FILL, Placement.GAP
 DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
 THIN_PACKETS = 4  # DOMAIN.md section 6
 MIN_TIMER_GAP_NS = 5_000_000  # a timer is told apart from ACK clocking by at least 5 ms
@@ -328,14 +327,14 @@ class LossTracker:
         acks = v.is_ack & (v.ack >= 0)  # an ACK below the space's origin acknowledges nothing seen
         if not (data.any() or acks.any()):
             return
-        first_tx = data & ((v.placement == NEW) | (v.placement == GAP))
+        first_tx = data & ((v.placement == Placement.NEW) | (v.placement == Placement.GAP))
         pos_of_row = np.full(len(v), -1, np.int64)
         tx_rows = np.nonzero(data)[0]
         pos_of_row[tx_rows] = self.tx_count + np.arange(tx_rows.size)
         self.tx_count += int(tx_rows.size)
         self._store_first(v, first_tx, pos_of_row)
         flight = self._account_flight(v, first_tx, acks, now)
-        loud = (data & (v.placement != NEW)) | (acks & (v.dup | (v.nsack > 0)))
+        loud = (data & (v.placement != Placement.NEW)) | (acks & (v.dup | (v.nsack > 0)))
         self._walk(v, np.flatnonzero(loud), data, acks, pos_of_row, flight)
         self.timing.catch_up()
         self._prune()
@@ -443,14 +442,14 @@ class LossTracker:
             if is_data[i]:
                 c = code[i]
                 t = ts[i]
-                if c == REXMIT:
+                if c == Placement.REXMIT:
                     self.timing.catch_up(t)
                     self._on_rexmit(start[i], end[i], t, idx[i], tsval[i], pos[i], inflight[i])
-                elif c == FILL:
+                elif c == Placement.FILL:
                     self.timing.catch_up(t)
                     self._on_fill(start[i], end[i], t, idx[i], tsval[i], pos[i])
                 else:
-                    if c == GAP and start[i] > self.snd_max:
+                    if c == Placement.GAP and start[i] > self.snd_max:
                         self.holes[self.snd_max] = (start[i], t, tsval[i])
                     self._tlp_armed = True
                 if end[i] > self.snd_max:
