@@ -148,7 +148,8 @@ def test_mid_path_losses_are_placed_up_or_downstream_of_the_capture(mid_scores: 
 
 def _rto_rtds(name: str) -> list[tuple[int, float]]:
     res = analyze(str(ROOT / "tests" / "data" / "lab" / name / "sender.pcap")).loss[(0, "a2b")]
-    return [(r.backoff, r.rtd_ns / 1e6) for r in res.retransmissions if r.trigger == "rto" and r.rtd_ns is not None]
+    """(timer resends before it in its run, RTD ms) of each timer resend."""
+    return [(r.rto_run - 1, r.rtd_ns / 1e6) for r in res.retransmissions if r.trigger == "rto" and r.rtd_ns is not None]
 
 
 def test_thin_stream_rtds_sit_at_the_rto_level_and_double_with_backoff() -> None:

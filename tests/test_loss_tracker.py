@@ -113,6 +113,36 @@ def test_timer_resends_tail_probe_then_rto_with_backoff(tmp_path: Path) -> None:
     assert sorted((x.start, x.original) for x in res.lost) == [(una, False), (una, True), (1 + 6 * MSS, True)]
 
 
+@pytest.mark.parametrize(
+    ("intervals", "backoffs"),
+    [
+        ((0.5, 1.0, 2.0, 4.0), [0, 1, 2, 3]),  # RFC 6298 5.5: the timer doubles each time
+        ((0.5, 0.5, 0.52, 0.49), [0, 0, 0, 0]),  # linear timeouts (paper 001 section 4.1.2)
+        ((0.5, 0.5, 0.5, 1.0), [0, 0, 0, 1]),  # Linux thin stream: linear for a while, then doubling
+        ((0.5, 2.0, 2.0), [0, 1, 1]),  # one expiry backs off once, even by 4x (RFC 6298 5.5)
+        ((0.5, 0.7, 1.0), [0, 0, 1]),  # 1.4x is flat, 1.43x doubled: nearer to 2x than to 1x
+    ],
+)
+def test_rto_backoff_counts_the_doublings_of_the_timer_interval(tmp_path: Path, intervals: tuple[float, ...], backoffs: list[int]) -> None:
+    """``backoff`` of a timer resend is how often the timer interval doubled since the first
+    timer resend of its run, not how many timer resends came before it."""
+    conv = Conversation()
+    t = conv.handshake()
+    t = _warm_up(conv, t)
+    sent = _flight(conv, t, 4, 2)  # segments 4 and 5; 4 is lost with every copy until the last
+    una = 1 + 4 * MSS
+    t_rto = sent[0]
+    for gap in intervals:
+        t_rto += gap
+        conv.send("a", t_rto, una, 1, "A", length=MSS)
+    conv.send("b", t_rto + RTT, 1, 1 + 6 * MSS)
+    res = _a2b(conv.write(tmp_path / "chain.pcap"))
+    assert [r.trigger for r in res.retransmissions] == ["rto"] * len(intervals)
+    assert [r.backoff for r in res.retransmissions] == backoffs
+    assert [r.rto_run for r in res.retransmissions] == list(range(1, len(intervals) + 1))
+    assert [r.rto_interval_ns for r in res.retransmissions] == pytest.approx([g * 1e9 for g in intervals], abs=2e3)
+
+
 def test_dsack_marks_the_resend_spurious_and_its_original_delivered(tmp_path: Path) -> None:
     conv = Conversation()
     t = conv.handshake()

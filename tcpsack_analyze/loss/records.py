@@ -48,12 +48,14 @@ class Retransmission:
     silence_ns: int  # since the last ACK or send of this direction, before this resend
     since_ack_ns: int | None  # since the last ACK of the receiver
     flight_segments: int  # outstanding segments (snd_max - snd_una over the MSS), before it
-    backoff: int  # RTOs of the same bytes before this one in a row (0 for the first)
+    backoff: int  # doublings of the timer interval since the first timer resend of its run (tracker._timer_interval)
     rto_estimate_ns: int | None  # RFC 6298 RTO from the RTT samples seen so far, if any
     srtt_ns: int | None
     highest: bool  # it resent the highest outstanding segment
     thin: bool  # <= thin threshold segments in flight when sent
     tsval: int = -1  # its TCP timestamp value, -1 without the option
+    rto_run: int = 0  # a timer resend's place in its run of timer resends without progress (1 for the first); 0 otherwise
+    rto_interval_ns: int | None = None  # a timer resend's timer interval as the capture shows it; None otherwise
     episode_trigger: str | None = None  # trigger of the episode this resend belongs to
     spurious: str | None = None  # one of SPURIOUS_* when later shown unnecessary
     covered_ns: int | None = None  # the first ACK covering its end

@@ -29,7 +29,9 @@ class LossSummary:
     by_trigger: dict[str, int]  # fast, early, recovery, rto, tlp, ambiguous
     sender_state: dict[str, int]  # state the triggers imply: Recovery, Loss, Open, unknown
     spurious: dict[str, int]  # by evidence: dsack, eifel, early_ack, already_acked
-    max_rto_backoff: int
+    max_rto_backoff: int  # doublings of the timer interval within a run of timer resends
+    rto_sequence_ms: tuple[float, ...]  # the timer intervals of the longest such run
+    rto_backoff: str | None  # how they grew: exponential, linear, linear_then_exponential, mixed
     network_duplicates: int
     reorderings: int  # holes filled without a retransmission
     fills: dict[str, int]  # holes filled, by cause
@@ -69,6 +71,49 @@ def _ack_latencies(incidents: RecordTable) -> np.ndarray:
     return covered[keep] - first[keep]
 
 
+def rto_runs(rx: RecordTable) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each run of timer resends without progress (rows with ``rto_run`` 1, 2, ...), in order:
+    its timer intervals (ns) and its backoff (doublings) at each resend."""
+    run, _ = rx.ints("rto_run")
+    interval, _ = rx.ints("rto_interval_ns")
+    backoff, _ = rx.ints("backoff")
+    timer = np.flatnonzero(run > 0)
+    starts = timer[run[timer] == 1]
+    ends = np.append(starts[1:], timer[-1] + 1 if timer.size else 0)
+    out = []
+    for lo, hi in zip(starts, ends):
+        rows = timer[(timer >= lo) & (timer < hi)]
+        out.append((interval[rows], backoff[rows]))
+    return out
+
+
+def backoff_shape(backoff: np.ndarray) -> str | None:
+    """How the timer grew over one run of timer resends, from its doublings at each step:
+    ``exponential`` (every step doubled, RFC 6298 section 5.5), ``linear`` (none did: thin-stream
+    linear timeouts, paper 001 section 4.1.2), ``linear_then_exponential`` (flat steps, then only
+    doubling ones: Linux's tcp_thin_linear_timeouts after its 6 linear retries), ``mixed``
+    otherwise; None for a run of one resend (no step)."""
+    steps = np.diff(backoff) > 0
+    if steps.size == 0:
+        return None
+    if steps.all():
+        return "exponential"
+    if not steps.any():
+        return "linear"
+    first = int(np.argmax(steps))
+    return "linear_then_exponential" if steps[first:].all() else "mixed"
+
+
+def _rto_sequence(rx: RecordTable) -> tuple[tuple[float, ...], str | None]:
+    """The timer intervals (ms) of the longest run of timer resends, the first if several are
+    as long, and the shape of its growth (:func:`backoff_shape`)."""
+    runs = rto_runs(rx)
+    if not runs:
+        return (), None
+    interval, backoff = max(runs, key=lambda r: r[0].size)
+    return tuple(round(float(x) * MS, 1) for x in interval), backoff_shape(backoff)
+
+
 def _thin_share(tables: list[RecordTable]) -> float | None:
     """Share of the retransmissions sent in thin state."""
     n = sum(len(t) for t in tables)
@@ -104,12 +149,15 @@ def summarize(
     last_rexmit, _ = inc.ints("last_rexmit_ns")
     first_ns, _ = inc.ints("first_ns")
     upstream = sum(1 for w in lost.column("where") if w == UPSTREAM)
+    rto_sequence_ms, rto_backoff = _rto_sequence(rx)
     return LossSummary(
         retransmissions=len(rx),
         by_trigger=dict(Counter(triggers)),
         sender_state=dict(Counter(map(ca_state, triggers, rx.column("episode_trigger")))),
         spurious=_counts(rx, "spurious"),
         max_rto_backoff=int(backoff[rto].max()) if rto.any() else 0,
+        rto_sequence_ms=rto_sequence_ms,
+        rto_backoff=rto_backoff,
         network_duplicates=res.network_duplicates,
         reorderings=res.reorderings,
         fills=_counts(res.fill_table, "cause"),

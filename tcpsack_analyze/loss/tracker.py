@@ -92,6 +92,7 @@ DUP_THRESH = 3  # RFC 5681 section 3.2, RFC 6675 section 2
 THIN_PACKETS = 4  # DOMAIN.md section 6
 MIN_TIMER_GAP_NS = 5_000_000  # a timer is told apart from ACK clocking by at least 5 ms
 CLOCK_TOLERANCE_NS = 1_000_000  # an ACK-clocked resend leaves within 1 ms of its ACK or of the send before it
+DOUBLED = math.sqrt(2)  # a timer interval this much longer than the one before it was backed off (_timer_interval)
 TOO_SOON = 0.8  # an ACK within 0.8 x the minimum local RTT of a resend was not caused by it
 DSACK_WINDOW = 512  # a D-SACK is matched against the latest this many resends...
 DSACK_RTTS = 8  # ...sent at most this many times the largest SRTT seen before it...
@@ -275,6 +276,7 @@ class LossTracker:
         self.snd_max = 0  # highest payload byte + 1
         self.dup_run = 0
         self.last_ack_ns: int | None = None
+        self.last_advance_ns: int | None = None  # the last ACK that acknowledged new data
         self.last_send_ns: int | None = None
         # the receiver's cumulative ACK and SACK blocks, kept as the sender keeps them (RFC 6675
         # section 3 Update()); only its SACK bookkeeping and IsLost are read here (no sends are
@@ -299,6 +301,8 @@ class LossTracker:
         self._pending: list[tuple[Retransmission, list[_Seg]]] = []  # resends not yet covered
         self._open: list[_Seg] = []  # resent segments not yet covered by an ACK
         self._rto_run = 0  # timer resends of the head without progress
+        self._rto_prev: tuple[int, int] | None = None  # (time, timer interval) of the run's last one
+        self._rto_doublings = 0  # how often the run's timer intervals doubled (rto_backoff)
         self._tlp_armed = True  # one probe per flight (RFC 8985 section 7.3)
         self._undone: RecoveryEpisode | None = None  # the last timeout episode, if it ended undone
         self.network_duplicates = 0
@@ -465,6 +469,7 @@ class LossTracker:
 
     def _advance(self, a: int, t: int, tsecr: int) -> None:
         self.snd_una = a
+        self.last_advance_ns = t
         self.dup_run = 0
         self._rto_run = 0
         self._tlp_armed = True
@@ -641,8 +646,10 @@ class LossTracker:
         rtd = None if rtd_from is None else t - rtd_from
         trigger, evidence = self._classify(segs, rtd, since_ack, sacked_segs, is_lost, highest, head, flight, silence)
         ep = self.episode
+        interval = None
         if trigger == RTO:
             self._rto_run += 1
+            interval = self._timer_interval(t, rtd, silence)
         elif trigger == TLP:
             self._tlp_armed = False
         backoff = trigger == RTO and ep is not None and ep.trigger == RTO and self._rto_run > 1
@@ -681,7 +688,9 @@ class LossTracker:
             silence_ns=silence,
             since_ack_ns=since_ack,
             flight_segments=flight,
-            backoff=self._rto_run - 1 if trigger == RTO else 0,
+            backoff=self._rto_doublings if trigger == RTO else 0,
+            rto_run=self._rto_run if trigger == RTO else 0,
+            rto_interval_ns=interval,
             rto_estimate_ns=self.timing.rto_ns,
             srtt_ns=None if self.timing.srtt_full_ns is None else int(self.timing.srtt_full_ns),
             highest=highest,
@@ -705,6 +714,34 @@ class LossTracker:
         self.recent.append(r)
         if r.spurious is None:
             self._pending.append((r, segs))
+
+    def _timer_interval(self, t: int, rtd: int | None, silence: int) -> int:
+        """The retransmission timer's interval behind the timer resend at ``t`` (the
+        ``_rto_run``-th of its run), and the run's backoff so far in ``_rto_doublings``.
+
+        The first of a run: the timer ran from the later of the last ACK of new data (RFC 6298
+        section 5.3 restarts it there) and the previous copy of the resent bytes (5.1 starts it
+        with the send; Linux also re-arms it relative to the head's send after a probe), so the
+        interval is the shorter of the two times, or the direction's silence when neither is
+        known. A later one: the time since the previous timer resend (5.5-5.6 restart the timer
+        with it). An interval that grew over the one before by more than sqrt(2) (nearer to 2x than
+        to 1x) is one doubling (RFC 6298 5.5: each expiry backs the timer off once; a larger step,
+        as when a timer resend is missing from the capture, still counts once); a flat step is
+        not, as with Linux's thin-stream linear timeouts (paper 001 section 4.1.2). The doublings
+        are ``backoff``, as Linux's ``icsk_backoff`` counts them; at RFC 6298 2.5's upper bound
+        the intervals stop growing, and so does the count.
+        """
+        if self._rto_run == 1 or self._rto_prev is None:
+            since = [x for x in (rtd, None if self.last_advance_ns is None else t - self.last_advance_ns) if x is not None]
+            interval = min(since) if since else silence
+            self._rto_doublings = 0
+        else:
+            prev_t, prev_interval = self._rto_prev
+            interval = t - prev_t
+            if interval > DOUBLED * prev_interval:
+                self._rto_doublings += 1
+        self._rto_prev = (t, interval)
+        return interval
 
     def _classify(
         self, segs: list[_Seg], rtd: int | None, since_ack: int | None, sacked_segs: int, is_lost: bool, highest: bool, head: bool, flight: int,

@@ -119,6 +119,12 @@ def _gilbert(g: GilbertElliott | None, what: str) -> str:
     return "NA" if g is None else f"{getattr(g, what):.4f}"
 
 
+def _rto_sequence(ms: tuple[float, ...]) -> str:
+    """Timer intervals in ms as "424/824/../13056": the first two and the last (the JSON has all)."""
+    parts = [f"{x:.0f}" for x in ms]
+    return "/".join(parts if len(parts) <= 3 else [*parts[:2], "..", parts[-1]]) or "-"
+
+
 def _loss_rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
     """The loss section of both directions (DOMAIN.md sections 4-9), one figure a row."""
     la, lb = a.loss, b.loss
@@ -142,6 +148,8 @@ def _loss_rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
         pair("spurious dsack/eifel", lambda s: _counts(s.spurious, (rec.SPURIOUS_DSACK, rec.SPURIOUS_EIFEL))),
         pair("spurious early/acked", lambda s: _counts(s.spurious, (rec.SPURIOUS_EARLY_ACK, rec.SPURIOUS_ACKED))),
         num("max rec.RTO backoff", lambda s: s.max_rto_backoff),
+        pair("RTO sequence ms", lambda s: _rto_sequence(s.rto_sequence_ms)),
+        pair("RTO growth", lambda s: (s.rto_backoff or "-").replace("linear_then_exponential", "lin.>exp.")),
         num("network duplicates", lambda s: s.network_duplicates),
         num("reorderings", lambda s: s.reorderings),
         pair("fills rexmt/reord/?", lambda s: _counts(s.fills, ("retransmission", "reordering", rec.AMBIGUOUS))),
