@@ -111,19 +111,21 @@ class Analysis:
     def bursts_df(self) -> pd.DataFrame:
         """One row per loss burst per direction (DOMAIN.md section 7): a maximal run of lost data
         transmissions in send order. ``first_tx`` is the position of its first transmission among
-        the direction's data transmissions, ``first_time_*`` its send time, ``first_index`` its
-        record number (NA when the lost transmissions cannot be matched to records), ``length`` b.
+        the direction's data transmissions (the originals lost upstream, never seen here, among
+        them: LossResult.lost_flags), ``first_time_*`` its send time (for one lost upstream, when
+        its hole showed), ``first_index`` its record number (NA when it was not seen here),
+        ``length`` b.
         """
         import pandas as pd
 
         rows = []
         for (cid, name), res in sorted(self.loss.items()):
             runs = bursts(res.lost_flags)
-            records = _lost_records_in_send_order(res)
             first_of_run = np.cumsum(np.concatenate(([0], runs[:-1, 1]))) if len(runs) else np.empty(0, np.int64)
             for (pos, length), k in zip(runs.tolist(), first_of_run.tolist()):
                 t = int(res.lost_times[k])
-                rows.append((cid, name, pos, t, t / 1e9, None if records is None else records[k], length))
+                record = int(res.lost_records[k])
+                rows.append((cid, name, pos, t, t / 1e9, None if record < 0 else record, length))
         df = pd.DataFrame(rows, columns=list(BURST_COLUMNS))
         df["first_index"] = df["first_index"].astype("Int64")
         return df
@@ -319,17 +321,6 @@ def _records_df(kind: type, records: Iterable[object]) -> pd.DataFrame:
         if n in df.columns and kind in (Retransmission, LossIncident, LostTransmission):
             df[n] = df[n].astype("Int64")
     return df
-
-
-def _lost_records_in_send_order(res: LossResult) -> list[int] | None:
-    """Record numbers of the lost transmissions flagged in ``res.lost_flags``, in send order.
-
-    The flags mark the downstream lost transmissions seen here; in send order they are the
-    :class:`LostTransmission` records with a record number, sorted by it. None when the counts
-    differ (a transmission the tracker could not place), so no burst gets a wrong record.
-    """
-    seen = sorted(x.index for x in res.lost if x.where != rec.UPSTREAM and x.index is not None)
-    return seen if len(seen) == int(np.count_nonzero(res.lost_flags)) else None
 
 
 def _packet_columns(batch: PacketBatch, conn_of: np.ndarray, dir_of: np.ndarray) -> dict[str, np.ndarray]:

@@ -11,6 +11,7 @@ from tcpsack_analyze.lab.scoring import (
     Transmission,
     TruthSegment,
     drop_bursts,
+    hidden_drops,
     drop_place,
     drop_time,
     expand_retransmissions,
@@ -244,10 +245,25 @@ def test_drop_log_matching_sender_side_and_upstream() -> None:
     assert (s.drops_truth, s.drops_ours, s.drops_matched) == (5, 5, 4)
     assert s.drop_precision == 0.8 and s.drop_recall == 0.8
     assert [d.seq for d in s.unmatched_drops] == [9000] and [r.time_ns for r in s.unmatched_lost] == [round((T0 + 2.5) * 1e9)]
-    assert score(truth, [], mine, FLOWS, upstream_window_s=0.01).drops_matched == 3
+    # a hole seen later than the window is still matched, by its bytes, to the drop before it
+    assert score(truth, [], mine, FLOWS, upstream_window_s=0.01).drops_matched == 4
     # upstream records take the nearest drop of the same seq
     pairs = match_drops(forward_data_drops(truth), [lost(2.03, 5000, index=None)], FLOWS, truth)
     assert pairs == [(2, (0,))]
+    # a hole that showed seconds after its drop (after the sender's timeout): the latest drop of
+    # its bytes before it, never one after it
+    assert match_drops(forward_data_drops(truth), [lost(9.0, 5000, index=None)], FLOWS, truth) == [(2, (0,))]
+    assert match_drops(forward_data_drops(truth), [lost(0.5, 5000, index=None)], FLOWS, truth) == []
+
+
+def test_hidden_drops_are_those_a_capture_after_them_cannot_see() -> None:
+    """A drop before the capture point shows there only as a hole below data that passed."""
+    seg = [Transmission(0.01 * k, 1000 + 1000 * n, 1000, k) for k, n in enumerate((0, 1, 2, 1, 2))]
+    assert hidden_drops(seg, {1}) == set()  # 2 passed above it before its resend (3): a hole
+    assert hidden_drops(seg, {2}) == {2}  # the end of the flight: resent in order (4), no hole
+    assert hidden_drops(seg, {1, 3}) == {3}  # the resend of a hole died too: the hole stays one
+    assert hidden_drops(seg, {1, 2}) == {1, 2}  # a burst that ended the flight: both resent in order, no hole
+    assert hidden_drops(seg, set()) == set()
 
 
 def test_records_of_one_transmission_count_once() -> None:

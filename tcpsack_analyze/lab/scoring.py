@@ -63,7 +63,7 @@ from tcpsack_analyze.lab.droplog import DOWNSTREAM, UPSTREAM, Drop
 from tcpsack_analyze.loss import patterns
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.rangeset import RangeSet
-from tcpsack_analyze.seqspace import offset_range, wire_add, wire_sub
+from tcpsack_analyze.seqspace import offset_range, signed_diff, wire_add, wire_sub
 from tcpsack_analyze.truth import Truth
 
 __all__ = [
@@ -76,6 +76,8 @@ __all__ = [
     "RtdPair",
     "TruthSegment",
     "drop_bursts",
+    "drops_seen",
+    "hidden_drops",
     "drop_place",
     "drop_time",
     "dropped_segments",
@@ -372,7 +374,10 @@ def match_drops(
     upstream losses (``index`` None), the nearest within ``upstream_window_s`` (default: twice
     the flow's RTT, :func:`flow_rtts`: such a record is timed when the hole became visible, when
     data above it passed the capture, which is a round trip after the loss when the lost
-    segment ended its flight and the next data waited for that flight's ACKs)."""
+    segment ended its flight and the next data waited for that flight's ACKs). An upstream
+    record left without a drop then takes the latest drop of the same bytes before it: the hole
+    of a segment lost near the end of a flight shows only when data above it passes, which can
+    be after the sender's timeout, seconds after the drop."""
     sender: dict[tuple[str | None, int | None], int] = {(f.src, f.sport): f.id for f in truth.flows}
     rtts = flow_rtts(truth)
     groups = lost_transmissions(lost)
@@ -385,11 +390,27 @@ def match_drops(
             return upstream_window_s
         return max(2 * rtts.get(sender[(d.src, d.sport)], 0.0), tol_s)
 
-    pairs = _greedy(
-        drops, heads, lambda d: (sender.get((d.src, d.sport)), d.seq), lambda r: (_flow_of(flows, r), r.seq),
-        lambda d: drop_time(d, vantage, truth)[0], lambda r: r.time_ns / 1e9, window,
-    )
-    return [(i, groups[g]) for i, g in pairs]
+    def key_d(d: Drop) -> tuple[int | None, int | None]:
+        return sender.get((d.src, d.sport)), d.seq
+
+    def key_r(r: rec.LostTransmission) -> tuple[int | None, int | None]:
+        return _flow_of(flows, r), r.seq
+
+    def at(d: Drop) -> float:
+        return drop_time(d, vantage, truth)[0]
+
+    pairs = _greedy(drops, heads, key_d, key_r, at, lambda r: r.time_ns / 1e9, window)
+    # a hole that showed late (data above the lost segment passed only after the sender's
+    # timeout resent it) is matched by its bytes: to the latest drop of them before it showed
+    taken = {i for i, _ in pairs}
+    for g in sorted({g for g, r in enumerate(heads) if r.index is None} - {g for _, g in pairs}):
+        r = heads[g]
+        before = [i for i, d in enumerate(drops) if i not in taken and key_d(d) == key_r(r) and at(d) <= r.time_ns / 1e9 + tol_s]
+        if before:
+            i = max(before, key=lambda i: at(drops[i]))
+            taken.add(i)
+            pairs.append((i, g))
+    return [(i, groups[g]) for i, g in sorted(pairs)]
 
 
 # --------------------------------------------------------------------------- bursts
@@ -423,18 +444,61 @@ def drops_on_wire(
 
 def drop_bursts(
     drops: Sequence[Drop], transmissions: Mapping[int, Sequence[Transmission]], truth: Truth,
-    tol_s: float = DEFAULT_TOL_S,
+    tol_s: float = DEFAULT_TOL_S, vantage: str = "sender",
 ) -> tuple[dict[int, int], int]:
     """Burst-length histogram of the drop log over all flows, and the drops not found.
 
     Runs of consecutive transmissions of a flow that were all dropped (:func:`drops_on_wire`)
-    are bursts. Returns (histogram, number of drops with no transmission on the capture).
+    are bursts, over the transmissions the ``vantage`` can know of (:func:`hidden_drops`: a
+    drop upstream of the capture point that leaves no hole there is left out of the sequence).
+    At the sender every drop is downstream and every transmission counts. Returns (histogram,
+    number of drops with no transmission on the capture).
     """
     hist: Counter[int] = Counter()
-    on_wire = drops_on_wire(drops, transmissions, truth, tol_s)
+    seen = drops_seen(drops, transmissions, truth, tol_s, vantage)
     for flow, wire in transmissions.items():
-        hist.update(run_lengths(j in on_wire[flow] for j in range(len(wire))))
-    return dict(sorted(hist.items())), len(drops) - sum(len(m) for m in on_wire.values())
+        dropped, hidden = seen[flow]
+        hist.update(run_lengths(j in dropped for j in range(len(wire)) if j not in hidden))
+    return dict(sorted(hist.items())), len(drops) - sum(len(dropped) for dropped, _ in seen.values())
+
+
+def drops_seen(
+    drops: Sequence[Drop], transmissions: Mapping[int, Sequence[Transmission]], truth: Truth,
+    tol_s: float = DEFAULT_TOL_S, vantage: str = "sender",
+) -> dict[int, tuple[dict[int, int], set[int]]]:
+    """Flow id -> ({transmission index: drop index} (:func:`drops_on_wire`), the indexes of
+    those transmissions whose drop the ``vantage`` cannot see (:func:`hidden_drops`))."""
+    out = {}
+    for flow, dropped in drops_on_wire(drops, transmissions, truth, tol_s).items():
+        upstream = {j for j, i in dropped.items() if drop_place(drops[i], vantage) == UPSTREAM}
+        out[flow] = (dropped, hidden_drops(transmissions[flow], upstream))
+    return out
+
+
+def hidden_drops(wire: Sequence[Transmission], upstream: set[int]) -> set[int]:
+    """Of the transmissions ``upstream`` (indexes into one flow's ``wire``, dropped before the
+    capture point), those that leave no trace there: the capture sees a drop only as a hole,
+    bytes missing below data that passed. So a dropped resend is hidden (its bytes are a hole
+    already, or passed before), and so is a dropped original when no transmission that passed
+    carried bytes above it before its bytes passed again (the end of a flight: the sender's
+    timeout resends it in order, and the capture sees it as if it had only been late)."""
+    hidden = set()
+    for j in sorted(upstream):
+        d = wire[j]
+        if _overlaps_before(wire, j, range(j)):
+            hidden.add(j)
+            continue
+        filled = next((k for k in range(j + 1, len(wire)) if k not in upstream and _overlaps_before(wire, j, (k,))), len(wire))
+        if not any(k not in upstream and signed_diff(wire_add(wire[k].seq, wire[k].len), d.seq) > d.len for k in range(j + 1, filled)):
+            hidden.add(j)
+    return hidden
+
+
+def _overlaps_before(wire: Sequence[Transmission], j: int, others: Iterable[int]) -> bool:
+    """One of the transmissions ``others`` carries bytes of transmission ``j``."""
+    d = wire[j]
+    parts = (offset_range(wire[k].seq, wire[k].len, d.seq) for k in others)
+    return any(part is not None and part[0] < d.len and part[1] > 0 for part in parts)
 
 
 def redundant_drops(
@@ -559,6 +623,7 @@ class Score:
     drop_recall_needed: float | None = None  # recall over the other drops
     bursts: dict[int, int] | None = None  # 4. burst lengths of the drop log
     drops_not_on_capture: int = 0
+    drops_hidden: int | None = None  # drops upstream of the capture point that leave no hole there (hidden_drops)
     # 5. place of each loss relative to the capture point (drop_place vs LostTransmission.where)
     upstream: SideScore | None = None
     downstream: SideScore | None = None
@@ -653,9 +718,11 @@ def score(
     hist: dict[int, int] | None = None
     not_on_capture = 0
     redundant: set[int] | None = None
+    hidden: int | None = None
     if transmissions is not None:
-        hist, not_on_capture = drop_bursts(drops, transmissions, truth, tol_s)
+        hist, not_on_capture = drop_bursts(drops, transmissions, truth, tol_s, vantage)
         redundant = redundant_drops(drops, transmissions, truth, tol_s)
+        hidden = sum(len(h) for _, h in drops_seen(drops, transmissions, truth, tol_s, vantage).values())
 
     places = [drop_place(d, vantage) for d in drops]
     place_confusion = Counter((places[i], lost[group[0]].where) for i, group in drop_pairs)
@@ -693,6 +760,7 @@ def score(
         drop_recall_needed=None if redundant is None else _ratio(len(hit_drops - redundant), len(drops) - len(redundant)),
         bursts=hist,
         drops_not_on_capture=not_on_capture,
+        drops_hidden=hidden,
         upstream=side(UPSTREAM),
         downstream=side(DOWNSTREAM),
         place_confusion=dict(sorted(place_confusion.items())),

@@ -51,6 +51,7 @@ class LossSummary:
     thin_time_share: float | None  # of the time with data in flight, share with <= 4 packets
     thin_loss_share: float | None  # of the retransmissions, share sent in thin state
     pattern: LossPattern
+    pattern_from: str | None  # the losses behind it: resends (sender side), holes (receiver side), both (mid-path)
     events_rtt_ms: float | None  # the RTT that grouped losses into events (full-path SRTT)
     delayed_acks: bool | None  # inferred from ACKs per data segment (Mathis constant)
     mathis_Bps: float | None
@@ -112,6 +113,15 @@ def _rto_sequence(rx: RecordTable) -> tuple[tuple[float, ...], str | None]:
         return (), None
     interval, backoff = max(runs, key=lambda r: r[0].size)
     return tuple(round(float(x) * MS, 1) for x in interval), backoff_shape(backoff)
+
+
+def _pattern_from(downstream: int, upstream: int) -> str | None:
+    """Which losses the loss pattern counts (DOMAIN.md section 7): transmissions seen here and
+    resent (``resends``, lost after the capture point, as at the sender), holes filled later
+    (``holes``, lost before it, as at the receiver), or ``both`` (a mid-path capture)."""
+    if downstream and upstream:
+        return "both"
+    return "resends" if downstream else "holes" if upstream else None
 
 
 def _thin_share(tables: list[RecordTable]) -> float | None:
@@ -177,6 +187,7 @@ def summarize(
         thin_time_share=res.thin_ns / res.busy_ns if res.busy_ns else None,
         thin_loss_share=_thin_share([rx]),
         pattern=pattern,
+        pattern_from=_pattern_from(len(lost) - upstream, upstream),
         events_rtt_ms=None if srtt is None else srtt * MS,
         delayed_acks=delayed,
         mathis_Bps=mathis,

@@ -191,6 +191,7 @@ class _Seg:
     rexmit_pos: list[int] = field(default_factory=list)  # position of each resend (as ``first``)
     upstream: bool = False  # first seen filling a hole: the original never passed here
     opened_ns: int | None = None  # upstream: when the hole became visible
+    opened_pos: int = -1  # upstream: position of the transmission that showed the hole
     covered_ns: int | None = None
     reported_missing: bool = False  # an ACK stopped inside it or SACK left it a hole
 
@@ -230,8 +231,9 @@ class LossResult:
     incident_table: RecordTable[LossIncident]  # by start
     lost_table: RecordTable[LostTransmission]  # by start, then transmission
     transmissions: int  # data segment transmissions seen (originals and resends)
-    lost_flags: np.ndarray  # per data transmission in send order: did it not arrive
+    lost_flags: np.ndarray  # per data transmission of the sender in send order (those lost upstream included): did it not arrive
     lost_times: np.ndarray  # send time of each transmission flagged in lost_flags, in send order
+    lost_records: np.ndarray  # record number of each, -1 for an original lost upstream (not seen)
     thin_ns: int  # time with 1..THIN_PACKETS packets in flight
     busy_ns: int  # time with any packet in flight
     network_duplicates: int
@@ -283,7 +285,7 @@ class LossTracker:
         # entered: the sender's recovery is what this tracker infers, not what it assumes)
         self.board = Scoreboard(1, DUP_THRESH)
         self._last_blocks: list[list[int]] = []  # SACK blocks of the previous ACK
-        self.holes: dict[int, tuple[int, int, int]] = {}  # gap start -> (end, opened ns, TSval above)
+        self.holes: dict[int, tuple[int, int, int, int]] = {}  # gap start -> (end, opened ns, TSval above, position above)
         # findings: objects while they can change, then rows of the tables (module docstring)
         self.segs: dict[int, _Seg] = {}
         self.recent: list[Retransmission] = []  # resends not yet moved to the table, in order
@@ -298,6 +300,12 @@ class LossTracker:
         self._rto_rtd = array("q")
         self._lost_pos = array("q")  # positions among the data transmissions of lost ones
         self._lost_ns = array("q")  # and their send times
+        self._lost_rec = array("q")  # and their record numbers
+        # the unseen originals lost upstream: position of the transmission that showed their hole,
+        # the time it did, and their first byte (finish() places them in the loss sequence)
+        self._up_pos = array("q")
+        self._up_ns = array("q")
+        self._up_start = array("q")
         self._pending: list[tuple[Retransmission, list[_Seg]]] = []  # resends not yet covered
         self._open: list[_Seg] = []  # resent segments not yet covered by an ACK
         self._rto_run = 0  # timer resends of the head without progress
@@ -454,7 +462,7 @@ class LossTracker:
                     self._on_fill(start[i], end[i], t, idx[i], tsval[i], pos[i])
                 else:
                     if c == Placement.GAP and start[i] > self.snd_max:
-                        self.holes[self.snd_max] = (start[i], t, tsval[i])
+                        self.holes[self.snd_max] = (start[i], t, tsval[i], pos[i])
                     self._tlp_armed = True
                 if end[i] > self.snd_max:
                     self.snd_max = end[i]
@@ -587,16 +595,16 @@ class LossTracker:
     def _on_fill(self, s: int, e: int, t: int, index: int, tsval: int, pos: int) -> None:
         """Bytes below snd_max seen for the first time: reordering or a loss upstream."""
         key = max((k for k in self.holes if k <= s), default=None)
-        opened_ns, above_tsval = t, -1
+        opened_ns, above_tsval, opened_pos = t, -1, pos
         if key is not None:
-            hole_end, opened_ns, above_tsval = self.holes[key]
+            hole_end, opened_ns, above_tsval, opened_pos = self.holes[key]
             if e >= hole_end and s <= key:
                 del self.holes[key]
             elif s <= key:
-                self.holes[e] = (hole_end, opened_ns, above_tsval)
+                self.holes[e] = (hole_end, opened_ns, above_tsval, opened_pos)
                 del self.holes[key]
             elif e >= hole_end:
-                self.holes[key] = (s, opened_ns, above_tsval)
+                self.holes[key] = (s, opened_ns, above_tsval, opened_pos)
         late = t - opened_ns
         srtt = self.timing.srtt_full_ns
         if tsval >= 0 and above_tsval >= 0 and tsval != above_tsval:
@@ -611,7 +619,7 @@ class LossTracker:
         if cause == "reordering":
             self.reorderings += 1
             return
-        seg = _Seg(s, e, (t, index, tsval, pos), upstream=True, opened_ns=opened_ns)
+        seg = _Seg(s, e, (t, index, tsval, pos), upstream=True, opened_ns=opened_ns, opened_pos=opened_pos)
         self.segs[s] = seg
         self._open.append(seg)
 
@@ -874,6 +882,10 @@ class LossTracker:
         for i in lost_tx:
             if i < 0:
                 self._lost_table.append(LostTransmission(-1, self.name, None, first_ns, seq, seg.start, seg.end, True, UPSTREAM))
+                if seg.opened_pos >= 0:
+                    self._up_pos.append(seg.opened_pos)
+                    self._up_ns.append(first_ns)
+                    self._up_start.append(seg.start)
                 continue
             # the first copy seen here is the original unless it filled a hole (upstream: a resend)
             original = i == 0 and not seg.upstream
@@ -881,6 +893,8 @@ class LossTracker:
             if tx[i].pos >= 0:
                 self._lost_pos.append(tx[i].pos)
                 self._lost_ns.append(tx[i].ns)
+                record = tx[i].record
+                self._lost_rec.append(-1 if record is None else record)
         self._incident_table.append(
             LossIncident(
                 conn=-1,
@@ -901,6 +915,30 @@ class LossTracker:
             )
         )
 
+    def _loss_sequence(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The sender's data transmissions in send order as lost flags, with the send time and
+        record number (-1: not seen here) of each lost one (DOMAIN.md section 7).
+
+        Transmissions seen here are lost when a needed resend followed them (downstream); a
+        resend of several segments is one transmission, counted once. An original lost upstream
+        never passed here: it is placed just before the transmission that showed its hole (the
+        sender sent it before that one), holes of one transmission in the order of their bytes,
+        and timed when the hole showed. So a receiver-side capture's holes give the loss pattern
+        (P, bursts, Gilbert-Elliott) over every transmission the sender made, lost or not.
+        """
+        pos, first = np.unique(np.frombuffer(self._lost_pos, np.int64), return_index=True)
+        up_pos = np.frombuffer(self._up_pos, np.int64)
+        order = np.lexsort((np.frombuffer(self._up_start, np.int64), up_pos))
+        up_pos = up_pos[order]
+        # a seen transmission moves up by the unseen ones before it; the k-th unseen one by k
+        at = np.concatenate((pos + np.searchsorted(up_pos, pos, side="right"), up_pos + np.arange(up_pos.size)))
+        times = np.concatenate((np.frombuffer(self._lost_ns, np.int64)[first], np.frombuffer(self._up_ns, np.int64)[order]))
+        records = np.concatenate((np.frombuffer(self._lost_rec, np.int64)[first], np.full(up_pos.size, -1, np.int64)))
+        flags = np.zeros(self.tx_count + up_pos.size, dtype=bool)
+        flags[at] = True
+        by_position = np.argsort(at, kind="stable")
+        return flags, times[by_position], records[by_position]
+
     # -------------------------------------------------------------- finish
     def finish(self) -> LossResult:
         """Close what is open, settle every record and return the tables (DOMAIN.md s. 5, 7)."""
@@ -912,14 +950,10 @@ class LossTracker:
         # incidents and lost transmissions by start; segments settled in the order they closed
         incidents.reorder(np.argsort(incidents.ints("start")[0], kind="stable"))
         lost.reorder(np.argsort(lost.ints("start")[0], kind="stable"))
-        # a resend of several segments is one transmission: count it once
-        pos, first = np.unique(np.frombuffer(self._lost_pos, np.int64), return_index=True)
-        times = np.frombuffer(self._lost_ns, np.int64)[first]
-        flags = np.zeros(self.tx_count, dtype=bool)
-        flags[pos] = True
+        flags, times, records = self._loss_sequence()
         return LossResult(
             self.name,
-            self._rx_table, self._fill_table, self._episode_table, incidents, lost, self.tx_count, flags, times,
+            self._rx_table, self._fill_table, self._episode_table, incidents, lost, self.tx_count, flags, times, records,
             self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings, self.timing.srtt_full_ns,
             np.array(self._rtd, np.int64), np.array(self._rto_rtd, np.int64),
         )

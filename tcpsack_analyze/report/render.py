@@ -172,6 +172,7 @@ def _loss_rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
         pair("lost down/upstream", lambda s: f"{s.lost_downstream}/{s.lost_upstream}"),
         pair("thin time share", lambda s: _share(s.thin_time_share)),
         pair("thin loss share", lambda s: _share(s.thin_loss_share)),
+        pair("losses from", lambda s: s.pattern_from or "-"),
         num("data transmissions", lambda s: s.pattern.segments),
         pair("loss rate P", lambda s: _prob(s.pattern.P)),
         num("loss events", lambda s: s.pattern.loss_events),
