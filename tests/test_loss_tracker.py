@@ -214,6 +214,32 @@ def test_go_back_n_resend_covered_by_an_earlier_resends_ack_is_spurious(tmp_path
     assert [(x.start, x.original) for x in res.lost] == [(una, True)]
 
 
+@pytest.mark.parametrize("sacked", [False, True])
+def test_with_sack_a_delayed_ack_for_two_needed_resends_is_not_early(tmp_path: Path, sacked: bool) -> None:
+    """With SACK in use: 4 and 5 end a flight and both are lost, a timeout resends them back to
+    back, and one delayed ACK covers both. The receiver never SACKed 5, so 5's resend was needed
+    and its original counts as lost (ns-3 newreno_sack_prr_burst_50 packet 937). Had a SACK
+    block covered 5's original, the ACK caused by 4's resend would show 5's resend unnecessary."""
+    conv = Conversation()
+    t = conv.handshake()
+    t = _warm_up(conv, t)
+    _flight(conv, t, 4, 3)  # 4, 5 and 6; 6 delivered (SACKed), 4 lost, 5 lost unless `sacked`
+    una = 1 + 4 * MSS
+    block = (1 + (5 if sacked else 6) * MSS, 1 + 7 * MSS)
+    conv.send("b", t + 0.002 + RTT, 1, una, options=sack(block, isn=1000))
+    t_rto = t + 0.6
+    conv.send("a", t_rto, una, 1, "A", length=MSS)
+    conv.send("a", t_rto + 0.0005, una + MSS, 1, "A", length=MSS)
+    conv.send("b", t_rto + 0.0005 + RTT, 1, una + 3 * MSS)  # one ACK for both (and 6)
+    res = _a2b(conv.write(tmp_path / "delayed.pcap"))
+    r4, r5 = res.retransmissions
+    assert r4.trigger == "rto" and r4.spurious is None
+    if sacked:
+        assert r5.spurious == "early_ack" and [(x.start, x.original) for x in res.lost] == [(una, True)]
+    else:
+        assert r5.spurious is None and [(x.start, x.original) for x in res.lost] == [(una, True), (una + MSS, True)]
+
+
 def test_receiver_side_hole_filled_later_is_an_upstream_loss(tmp_path: Path) -> None:
     conv = Conversation()
     t = conv.handshake(near="b")

@@ -194,6 +194,7 @@ class _Seg:
     opened_pos: int = -1  # upstream: position of the transmission that showed the hole
     covered_ns: int | None = None
     reported_missing: bool = False  # an ACK stopped inside it or SACK left it a hole
+    sacked: bool = False  # a SACK block covered it after it was first sent (the receiver had a copy)
 
     @property
     def count(self) -> int:
@@ -308,6 +309,7 @@ class LossTracker:
         self._up_start = array("q")
         self._pending: list[tuple[Retransmission, list[_Seg]]] = []  # resends not yet covered
         self._open: list[_Seg] = []  # resent segments not yet covered by an ACK
+        self._sack_seen = False  # the receiver has sent SACK blocks (RFC 2018)
         self._rto_run = 0  # timer resends of the head without progress
         self._rto_prev: tuple[int, int] | None = None  # (time, timer interval) of the run's last one
         self._rto_doublings = 0  # how often the run's timer intervals doubled (rto_backoff)
@@ -516,8 +518,11 @@ class LossTracker:
                 self._spurious(r, SPURIOUS_EIFEL)
                 continue
             missing = any(sg.reported_missing for sg in segs)
+            # with SACK in use, a receiver that had these bytes said so: without such a block the
+            # ACK may be a delayed one for two resends that both were needed
+            had = not self._sack_seen or any(sg.sacked for sg in segs)
             soon = self.timing.min_local_ns is not None and t - r.time_ns < TOO_SOON * self.timing.min_local_ns
-            if soon or (not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j])):
+            if soon or (had and not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j])):
                 self._spurious(r, SPURIOUS_EARLY_ACK)
 
     def _spurious(self, r: Retransmission, why: str) -> None:
@@ -543,6 +548,7 @@ class LossTracker:
             if sg.start <= a < sg.end:
                 sg.reported_missing = True
         if blocks:
+            self._sack_seen = True
             if self.episode is not None:
                 self.episode.sack_in_use = True
             first = 0
@@ -554,11 +560,13 @@ class LossTracker:
             if new:
                 self.board.update(una, new)
             self._last_blocks = blocks
-            # holes below the highest SACK are reported missing
+            # holes below the highest SACK are reported missing; what the blocks cover, held
             top = self.board.high_sack
             if top is not None:
                 for sg in self._open:
-                    if not sg.reported_missing and una <= sg.start < top and self.board.sacked_within(sg.start, sg.end) < sg.end - sg.start:
+                    whole = self.board.sacked_within(sg.start, sg.end) >= sg.end - sg.start
+                    sg.sacked |= whole
+                    if not sg.reported_missing and una <= sg.start < top and not whole:
                         sg.reported_missing = True
         self.last_ack_ns = t
 
@@ -641,6 +649,8 @@ class LossTracker:
         last = max((x for x in (self.last_ack_ns, self.last_send_ns, prev_ns) if x is not None), default=t)
         silence = t - last
         sacked_bytes = self.board.sacked_within(s, self.board.high_sack or s)
+        for sg in segs:  # SACKed before this resend: the receiver had a copy
+            sg.sacked |= self.board.sacked_within(sg.start, sg.end) >= sg.end - sg.start
         self.board.smss = self.mss or max(e - s, 1)
         sacked_segs = math.ceil(sacked_bytes / self.board.smss)
         is_lost = self.board.is_lost(s)
