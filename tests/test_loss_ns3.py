@@ -38,7 +38,6 @@ NOSACK_RUNS = [r for r in RUNS if "_nosack_" in r]
 
 # How each mismatch arises (truth kind -> our trigger); see the module docstring of each target.
 RTO_IN_RECOVERY = {("rto", "recovery"), ("loss_recovery", "recovery")}
-RESEND_OUTSIDE_EPISODE = {("other", "ambiguous"), ("recovery", "ambiguous")}
 
 
 @dataclass
@@ -161,28 +160,27 @@ def test_triggers_agree_with_sack_on_every_run_target(runs: dict[str, Run]) -> N
         assert runs[name].sender.trigger_agreement >= 0.97, (name, runs[name].sender.trigger_confusion)
 
 
-def test_triggers_without_sack_where_they_hold(runs: dict[str, Run]) -> None:
-    """Pinned: the no-SACK runs without a timeout agree fully, and every disagreement elsewhere
-    is one of the two mechanisms of the target below."""
-    for name in ("newreno_nosack_rate_50", "newreno_nosack_prr_rate_250", "newreno_nosack_overshoot_50"):
-        assert runs[name].sender.trigger_agreement == 1.0, (name, runs[name].sender.trigger_confusion)
+def test_triggers_agree_without_sack(runs: dict[str, Run]) -> None:
+    """Without SACK, every one of the 405 resends gets the sender's state, on every run:
+
+    - an RTO while dupACKs still arrive (NewReno recovery stalled: newreno_nosack_overshoot_50
+      packet 1312, newreno_nosack_burst_250 packet 140) ends the fast episode and begins a
+      timeout one, whose go-back-N resends are its recovery (packets 1314-1331);
+    - after a fast retransmit shown spurious (cubic_nosack_rate_50 packet 305: ns-3's go-back-N
+      resends of delivered data drew the three dupACKs, and the covering ACK echoes the
+      original's TSval), ns-3 does not undo: its resends of the head at each partial ACK
+      (packets 311-320) bring the episode back (Event.RESUME_RECOVERY), in Recovery;
+    - resends in Open, ACK-clocked with no dupACK outside any episode (packets 323, 341, 357,
+      and ns-3's resends of segments its scoreboard still marks lost), are ``other``, in Open.
+    Nothing disagrees but fast retransmits read as early."""
+    assert _agreement(runs, NOSACK_RUNS) == 1.0
     for name in NOSACK_RUNS:
         s = runs[name].sender
+        assert s.trigger_agreement == 1.0, (name, s.trigger_confusion)
         wrong = {k for k, v in s.trigger_confusion.items() if v and k[0] != k[1] and k != ("fast", "early")}
-        assert wrong <= RTO_IN_RECOVERY | RESEND_OUTSIDE_EPISODE, (name, s.trigger_confusion)
-    assert _agreement(runs, NOSACK_RUNS) >= 0.74  # 302 of 405 today
-
-
-@pytest.mark.xfail(strict=True, reason="issue 13: without SACK, (1) an RTO while dupACKs still arrive (NewReno recovery "
-                   "stalled: newreno_nosack_overshoot_50 packet 1312, newreno_nosack_burst_250 packet 140) is called "
-                   "'recovery' of the fast episode, and the go-back-N resends after it too (packets 1314-1331); "
-                   "(2) ns-3 resends outside an episode the tracker knows of come out 'ambiguous: ACK-clocked but "
-                   "0 dupACKs, outside any episode': in Recovery after a partial ACK (cubic_nosack_rate_50 packets 311-320) "
-                   "and in Open at the instant a full ACK ends the episode (packets 323, 341, 357)")
-def test_triggers_agree_without_sack_target(runs: dict[str, Run]) -> None:
-    assert _agreement(runs, NOSACK_RUNS) >= 0.97
-    for name in NOSACK_RUNS:
-        assert runs[name].sender.trigger_agreement >= 0.97, (name, runs[name].sender.trigger_confusion)
+        assert wrong <= RTO_IN_RECOVERY, (name, s.trigger_confusion)
+    other = runs["cubic_nosack_rate_50"].sender.trigger_confusion
+    assert other.get(("other", "other"), 0) >= 30 and other.get(("recovery", "recovery"), 0) >= 50
 
 
 # --------------------------------------------------------------------------- losses and bursts

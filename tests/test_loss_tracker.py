@@ -240,6 +240,50 @@ def test_with_sack_a_delayed_ack_for_two_needed_resends_is_not_early(tmp_path: P
         assert r5.spurious is None and [(x.start, x.original) for x in res.lost] == [(una, True), (una + MSS, True)]
 
 
+def test_a_sender_that_does_not_undo_resumes_the_recovery_then_resends_in_open(tmp_path: Path) -> None:
+    """No SACK, timestamps: three dupACKs (drawn by something else) bring a fast retransmit of 4,
+    but 4's original arrived: the ACK covering it echoes the original's TSval (Eifel), so the
+    recovery is undone. The sender did not undo it, as ns-3 does not: it resends the head 6 at
+    the partial ACK (RFC 6582 3.2 step 5), and that resend is the recovery's again. After the
+    full ACK, a resend at an ACK with no dupACK, outside any episode, is ``other``, in Open."""
+    conv = Conversation()
+    t = conv.handshake(sack=False)
+    for k in range(4):  # warm-up with timestamps: TSval in ms
+        ms = round((t + k * (RTT + 0.0001)) * 1000)
+        conv.send("a", t + k * (RTT + 0.0001), 1 + k * MSS, 1, "A", length=MSS, options=_ts(ms))
+        conv.send("b", t + k * (RTT + 0.0001) + RTT, 1, 1 + (k + 1) * MSS, options=_ts(1, ms))
+    t += 4 * (RTT + 0.0001)
+    sent = []
+    for k in range(4, 10):  # 4..9; 6 is lost
+        tk = t + (k - 4) * 0.001
+        conv.send("a", tk, 1 + k * MSS, 1, "A", length=MSS, options=_ts(round(tk * 1000)))
+        sent.append(tk)
+    una = 1 + 4 * MSS
+    old = round(t * 1000) - 100
+    for k in range(3):  # three dupACKs of 4 drawn by something else
+        conv.send("b", t + 0.0101 + k * 0.0001, 1, una, options=_ts(1, old))
+    t_fr = t + 0.011
+    conv.send("a", t_fr, una, 1, "A", length=MSS, options=_ts(round(t_fr * 1000)))  # fast retransmit of 4
+    t_part = sent[0] + RTT + 0.002
+    conv.send("b", t_part, 1, 1 + 6 * MSS, options=_ts(1, round(sent[0] * 1000)))  # 4 and 5 by the originals
+    conv.send("a", t_part, 1 + 6 * MSS, 1, "A", length=MSS, options=_ts(round(t_part * 1000)))  # head 6 at the partial ACK
+    t_full = t_part + RTT
+    conv.send("b", t_full, 1, 1 + 10 * MSS, options=_ts(1, round(t_part * 1000)))  # full ACK: past 9
+    for k in (10, 11):  # 11 is lost
+        conv.send("a", t_full + 0.001 * (k - 9), 1 + k * MSS, 1, "A", length=MSS, options=_ts(round((t_full + 0.001 * (k - 9)) * 1000)))
+    conv.send("b", t_full + 0.001 + RTT, 1, 1 + 11 * MSS, options=_ts(1, round((t_full + 0.001) * 1000)))
+    conv.send("a", t_full + 0.0011 + RTT, 1 + 11 * MSS, 1, "A", length=MSS,  # 11 resent at that ACK: no dupACK, no episode
+              options=_ts(round((t_full + 0.0011 + RTT) * 1000)))
+    res = _a2b(conv.write(tmp_path / "noundo.pcap"))
+    fr, head, again = res.retransmissions
+    assert fr.trigger == "fast" and fr.spurious == "eifel"
+    assert head.trigger == "recovery" and head.episode == fr.episode and head.ca_state == "Recovery"
+    assert "did not undo" in head.evidence
+    (ep,) = res.episodes
+    assert ep.ended == "full_ack" and ep.retransmissions == 2
+    assert again.trigger == "other" and again.episode is None and again.ca_state == "Open"
+
+
 def test_receiver_side_hole_filled_later_is_an_upstream_loss(tmp_path: Path) -> None:
     conv = Conversation()
     t = conv.handshake(near="b")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from tcpsack_analyze.loss.states import CaState, EpisodeEnd, Spurious, Trigger, ca_state
 
 # Retransmission triggers and spurious evidence (domain.md section 4; loss/states.py)
-FAST, EARLY, RECOVERY, RTO, TLP, AMBIGUOUS = Trigger.FAST, Trigger.EARLY, Trigger.RECOVERY, Trigger.RTO, Trigger.TLP, Trigger.AMBIGUOUS
+FAST, EARLY, RECOVERY, RTO, TLP, OTHER, AMBIGUOUS = Trigger.FAST, Trigger.EARLY, Trigger.RECOVERY, Trigger.RTO, Trigger.TLP, Trigger.OTHER, Trigger.AMBIGUOUS
 TRIGGERS = tuple(t.value for t in Trigger)  # plain strings: option choices, table keys
 # the minimum-RTT rule and the ACK that an earlier resend below it caused are both EARLY_ACK
 SPURIOUS_DSACK, SPURIOUS_EIFEL, SPURIOUS_EARLY_ACK, SPURIOUS_ACKED = Spurious.DSACK, Spurious.EIFEL, Spurious.EARLY_ACK, Spurious.ACKED

@@ -41,6 +41,7 @@ class Trigger(_Name):
     RECOVERY = "recovery"  # a further resend inside an episode
     RTO = "rto"  # the retransmission timer
     TLP = "tlp"  # tail loss probe: the highest segment, about 2 SRTT after the last send
+    OTHER = "other"  # ACK-clocked in Open, with no dupACK, SACK block or timer behind it
     AMBIGUOUS = "ambiguous"  # the capture cannot tell (no ACK, no RTT sample yet)
 
 
@@ -79,6 +80,7 @@ class Event(enum.Enum):
     UNDONE = "the episode's first resend is shown spurious"
     END = "the capture ends"
     RESUME = "a go-back-N resend shows the sender did not undo the timeout episode judged spurious"
+    RESUME_RECOVERY = "a resend of the head after a partial ACK shows the sender did not undo the recovery judged spurious"
 
 
 # (state, what happened) -> (next state, how the current episode ends, or None if it goes on)
@@ -87,6 +89,7 @@ TRANSITIONS: dict[tuple[CaState, Trigger | Event], tuple[CaState, EpisodeEnd | N
     (CaState.OPEN, Trigger.EARLY): (CaState.RECOVERY, None),
     (CaState.OPEN, Trigger.RTO): (CaState.LOSS, None),
     (CaState.OPEN, Trigger.TLP): (CaState.OPEN, None),  # a probe starts no episode
+    (CaState.OPEN, Trigger.OTHER): (CaState.OPEN, None),
     (CaState.OPEN, Trigger.AMBIGUOUS): (CaState.OPEN, None),
     (CaState.RECOVERY, Trigger.RECOVERY): (CaState.RECOVERY, None),
     (CaState.RECOVERY, Trigger.RTO): (CaState.LOSS, EpisodeEnd.RTO),  # a new timeout episode begins
@@ -101,12 +104,16 @@ TRANSITIONS: dict[tuple[CaState, Trigger | Event], tuple[CaState, EpisodeEnd | N
     # a sender that does not undo (no Eifel response, RFC 4015; ns-3) goes on with go-back-N
     # after a spurious timeout: the undone Loss episode comes back
     (CaState.OPEN, Event.RESUME): (CaState.LOSS, None),
+    # ... and a NewReno sender that does not undo its fast recovery goes on resending the head
+    # at each partial ACK (RFC 6582 section 3.2 step 5): the undone Recovery episode comes back
+    (CaState.OPEN, Event.RESUME_RECOVERY): (CaState.RECOVERY, None),
     (CaState.LOSS, Event.END): (CaState.OPEN, EpisodeEnd.END_OF_CAPTURE),
 }
 
 # the state each trigger implies for the resend itself, given the episode it belongs to
 _IMPLIED: dict[Trigger, CaState | None] = {
     Trigger.TLP: CaState.OPEN,
+    Trigger.OTHER: CaState.OPEN,
     Trigger.AMBIGUOUS: CaState.UNKNOWN,
     Trigger.RTO: CaState.LOSS,
     Trigger.FAST: None,  # None: Recovery, or Loss inside a timeout episode

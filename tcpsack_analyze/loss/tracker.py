@@ -26,6 +26,12 @@ as the sender itself had to decide (DOMAIN.md section 4):
   before an RTO after the head's last copy, and the estimate here has no 200 ms / 1 s floor.
 - A timer outside an episode: *tlp* when it resends the highest outstanding segment and is not
   the second timer firing on the same data (RFC 8985 section 7.3), else *rto*.
+- ACK-clocked, outside any episode, with no dupACK or SACK block: *other*, sent in Open for a
+  reason the capture does not show. Two exceptions read the sender's state from what follows
+  an episode judged spurious (undone): a go-back-N resend below snd_max after an undone timeout
+  episode, and a resend of the head below the recovery point after an undone fast recovery
+  (NewReno's answer to a partial ACK, RFC 6582 section 3.2 step 5), show a sender that did not
+  undo; the episode comes back and the resend is its *recovery*.
 - Nothing to go on (no ACK seen, no RTT yet): *ambiguous*.
 
 A resend is later marked spurious (DOMAIN.md section 4) by a D-SACK for its bytes (RFC 2883),
@@ -68,6 +74,7 @@ from tcpsack_analyze.loss.records import (
     DOWNSTREAM,
     EARLY,
     FAST,
+    OTHER,
     RECOVERY,
     RTO,
     SPURIOUS_ACKED,
@@ -314,7 +321,7 @@ class LossTracker:
         self._rto_prev: tuple[int, int] | None = None  # (time, timer interval) of the run's last one
         self._rto_doublings = 0  # how often the run's timer intervals doubled (rto_backoff)
         self._tlp_armed = True  # one probe per flight (RFC 8985 section 7.3)
-        self._undone: RecoveryEpisode | None = None  # the last timeout episode, if it ended undone
+        self._undone: RecoveryEpisode | None = None  # the last episode, if it ended undone
         self.network_duplicates = 0
         self.reorderings = 0
         self.tx_count = 0  # send times are kept only for the transmissions later resent (_Seg)
@@ -506,7 +513,7 @@ class LossTracker:
         assert ended is not None
         ep.end_ns, ep.ended = t, ended
         self.episode = None
-        self._undone = ep if ended is EpisodeEnd.UNDONE and ep.trigger == RTO else None
+        self._undone = ep if ended is EpisodeEnd.UNDONE else None
 
     def _covered(self, covered: list[tuple[Retransmission, list[_Seg]]], t: int, tsecr: int) -> None:
         """Resends whose end the ACK at ``t`` covered for the first time (in send order)."""
@@ -671,8 +678,9 @@ class LossTracker:
         elif trigger == TLP:
             self._tlp_armed = False
         backoff = trigger == RTO and ep is not None and ep.trigger == RTO and self._rto_run > 1
-        resume = ep is None and trigger == RECOVERY  # _classify: go-back-N after an undone timeout
-        what: Trigger | Event = Event.BACKOFF if backoff else Event.RESUME if resume else Trigger(trigger)
+        resume = ep is None and trigger == RECOVERY  # _classify: the sender did not undo an undone episode
+        resumed = Event.RESUME if self._undone is not None and self._undone.trigger == RTO else Event.RESUME_RECOVERY
+        what: Trigger | Event = Event.BACKOFF if backoff else resumed if resume else Trigger(trigger)
         state, ended = transition(episode_state(None if ep is None else ep.trigger), what)
         if resume:
             ep, self._undone = self._undone, None
@@ -795,10 +803,16 @@ class LossTracker:
                 return FAST, f"{dup}; {clock}"
             return EARLY, f"{dup} (< {DUP_THRESH}); {clock}"
         undone = self._undone
-        if not timer and not highest and undone is not None and any(x is undone for x in self.episodes):
-            # ACK-clocked, no dupACKs, below snd_max, right after a timeout episode judged
-            # spurious: go-back-N (RFC 6298 section 5) of a sender that did not undo the timeout
-            return RECOVERY, f"go-back-N after timeout episode {undone.id}, which the sender did not undo; {dup}; {clock}"
+        if not timer and undone is not None and any(x is undone for x in self.episodes):
+            if undone.trigger == RTO and not highest:
+                # ACK-clocked, no dupACKs, below snd_max, right after a timeout episode judged
+                # spurious: go-back-N (RFC 6298 section 5) of a sender that did not undo the timeout
+                return RECOVERY, f"go-back-N after timeout episode {undone.id}, which the sender did not undo; {dup}; {clock}"
+            if undone.trigger != RTO and head and self.snd_una is not None and self.snd_una < undone.recovery_point:
+                # ACK-clocked resend of the head below the recovery point of a fast recovery
+                # judged spurious: NewReno's answer to a partial ACK (RFC 6582 section 3.2
+                # step 5) from a sender that did not undo the recovery (no Eifel response)
+                return RECOVERY, f"partial ACK: head resent below the recovery point of episode {undone.id}, which the sender did not undo; {dup}; {clock}"
         if timer and lag < srtt and (rtd is None or rtd < 2 * srtt):
             # sooner than any RTO (> SRTT, RFC 6298 s. 2) after an ACK, and about an RTT after the
             # segment was last sent: RACK's reordering timer (RFC 8985 s. 6.2) or a probe
@@ -810,7 +824,10 @@ class LossTracker:
             if highest and self._tlp_armed and self._rto_run == 0 and (not head or flight <= 1):
                 return TLP, f"timer: highest segment resent {clock}"
             return RTO, f"timer: {'head' if head else 'segment'} resent {clock}"
-        return AMBIGUOUS, f"ACK-clocked but {dup}, outside any episode; {clock}"
+        # no episode, no dupACK or SACK block, no timer: the sender was in Open and resent for a
+        # reason the capture does not show (loss marks kept from an earlier timeout, as ns-3's
+        # scoreboard keeps them, resent as soon as the window allows)
+        return OTHER, f"ACK-clocked in Open: {dup}, outside any episode; {clock}"
 
     # -------------------------------------------------------------- settle
     def _dsack_horizon(self) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tcpsack_analyze.loss.records import AMBIGUOUS, EARLY, FAST, RECOVERY, RTO, TLP
+from tcpsack_analyze.loss.records import AMBIGUOUS, EARLY, FAST, OTHER, RECOVERY, RTO, TLP
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -34,6 +34,7 @@ TRIGGER_MARKS: dict[str, Mark] = {
     RECOVERY: Mark("tab:purple", "D", "recovery retransmit"),
     RTO: Mark("tab:red", "X", "RTO retransmit"),
     TLP: Mark("tab:cyan", "d", "tail loss probe"),
+    OTHER: Mark("tab:brown", "o", "other retransmit (in Open)"),
     AMBIGUOUS: Mark("tab:gray", "o", "ambiguous retransmit"),
 }
 SPURIOUS = Mark("black", "o", "spurious (ring)")

@@ -142,7 +142,7 @@ def _loss_rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
         num("retransmissions", lambda s: s.retransmissions),
         pair("rexmt fast/early", lambda s: _counts(s.by_trigger, (rec.FAST, rec.EARLY))),
         pair("rexmt recov/rto/tlp", lambda s: _counts(s.by_trigger, (rec.RECOVERY, rec.RTO, rec.TLP))),
-        pair("rexmt ambiguous", lambda s: _counts(s.by_trigger, (rec.AMBIGUOUS,))),
+        pair("rexmt other/ambig.", lambda s: _counts(s.by_trigger, (rec.OTHER, rec.AMBIGUOUS))),
         pair("state Recov/Loss/Open", lambda s: _counts(s.sender_state, ("Recovery", "Loss", "Open"))),
         pair("state unknown", lambda s: _counts(s.sender_state, ("unknown",))),
         pair("spurious dsack/eifel", lambda s: _counts(s.spurious, (rec.SPURIOUS_DSACK, rec.SPURIOUS_EIFEL))),
@@ -224,7 +224,7 @@ def _summary_line(s: Summary, unit: str = "ms", of: str = "samples") -> str:
 
 def totals_text(t: LossTotals) -> str:
     """The capture's loss totals: samples pooled over its connections (DOMAIN.md section 5)."""
-    triggers = ", ".join(f"{k} {t.by_trigger.get(k, 0)}" for k in (rec.FAST, rec.EARLY, rec.RECOVERY, rec.RTO, rec.TLP, rec.AMBIGUOUS))
+    triggers = ", ".join(f"{k} {t.by_trigger.get(k, 0)}" for k in (rec.FAST, rec.EARLY, rec.RECOVERY, rec.RTO, rec.TLP, rec.OTHER, rec.AMBIGUOUS))
     lines = [
         ("directions with data", str(t.directions_with_data)),
         ("with retransmissions", str(t.directions_with_retransmissions)),
