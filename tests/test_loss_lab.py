@@ -77,24 +77,24 @@ def test_lost_transmissions_equal_the_drop_log(sender_scores: dict[str, Score]) 
 
 
 def test_burst_histogram_equals_the_drop_logs(sender_scores: dict[str, Score]) -> None:
-    """Ours from analyze() against the drop log's runs over the same transmissions. They may
-    differ only where the emulator dropped copies an earlier copy had already delivered (no
-    sender-side analysis sees those), and then by at most the drops we did not match."""
-    agree = 0
+    """Ours from analyze() against the drop log's runs over the transmissions a sender-side
+    analysis can know of (drops of copies an earlier copy had already delivered leave no trace:
+    nothing resends them; lab/scoring.drops_seen). Equal on every run but the three holding one
+    of the lab's three residual loss errors (a needed resend called spurious, or a spurious one
+    not recognised), and there off by at most those."""
+    differ = []
     for run in SENDER_RUNS:
         an = analyze(str(run / "sender.pcap"))
         ours: Counter[int] = Counter()
         for res in an.loss.values():
             ours.update(_bursts(res))
         s = sender_scores[run.name]
-        if dict(ours) == dict(s.bursts):
-            agree += 1
-            continue
-        assert s.drops_redundant > 0, (run.name, dict(ours), s.bursts)
-        in_bursts = sum(k * v for k, v in s.bursts.items())
-        unseen = s.drops_truth - s.drops_matched  # redundant ones, and the few we miss
-        assert abs(sum(k * v for k, v in ours.items()) - in_bursts) <= unseen, (run.name, dict(ours), s.bursts)
-    assert agree >= 10
+        assert s.bursts_seen is not None
+        if dict(ours) != s.bursts_seen:
+            differ.append(run.name)
+            errors = (s.drops_truth - (s.drops_redundant or 0) - s.drops_matched) + (s.drops_ours - s.drops_matched)
+            assert 0 < errors and abs(sum(k * v for k, v in ours.items()) - sum(k * v for k, v in s.bursts_seen.items())) <= errors, run.name
+    assert len(differ) <= 3 and len(SENDER_RUNS) - len(differ) >= 16, differ
 
 
 def _bursts(res) -> list[int]:
@@ -116,7 +116,7 @@ def test_receiver_side_losses_are_holes_later_filled(run: Path) -> None:
     ours: Counter[int] = Counter()
     for res in an.loss.values():
         ours.update(_bursts(res))
-    assert dict(ours) == s.bursts
+    assert dict(ours) == s.bursts_seen
 
 
 @pytest.fixture(scope="module")

@@ -444,18 +444,20 @@ def drops_on_wire(
 
 def drop_bursts(
     drops: Sequence[Drop], transmissions: Mapping[int, Sequence[Transmission]], truth: Truth,
-    tol_s: float = DEFAULT_TOL_S, vantage: str = "sender",
+    tol_s: float = DEFAULT_TOL_S, vantage: str | None = None,
 ) -> tuple[dict[int, int], int]:
     """Burst-length histogram of the drop log over all flows, and the drops not found.
 
     Runs of consecutive transmissions of a flow that were all dropped (:func:`drops_on_wire`)
-    are bursts, over the transmissions the ``vantage`` can know of (:func:`hidden_drops`: a
-    drop upstream of the capture point that leaves no hole there is left out of the sequence).
-    At the sender every drop is downstream and every transmission counts. Returns (histogram,
-    number of drops with no transmission on the capture).
+    are bursts: over every transmission (``vantage`` None: the drop log's own runs), or over
+    those a capture at ``vantage`` can know of (:func:`drops_seen`: a drop that leaves no trace
+    there is left out of the sequence). Returns (histogram, number of drops with no
+    transmission on the capture).
     """
     hist: Counter[int] = Counter()
-    seen = drops_seen(drops, transmissions, truth, tol_s, vantage)
+    seen = drops_seen(drops, transmissions, truth, tol_s, vantage) if vantage is not None else {
+        flow: (dropped, set()) for flow, dropped in drops_on_wire(drops, transmissions, truth, tol_s).items()
+    }
     for flow, wire in transmissions.items():
         dropped, hidden = seen[flow]
         hist.update(run_lengths(j in dropped for j in range(len(wire)) if j not in hidden))
@@ -467,11 +469,15 @@ def drops_seen(
     tol_s: float = DEFAULT_TOL_S, vantage: str = "sender",
 ) -> dict[int, tuple[dict[int, int], set[int]]]:
     """Flow id -> ({transmission index: drop index} (:func:`drops_on_wire`), the indexes of
-    those transmissions whose drop the ``vantage`` cannot see (:func:`hidden_drops`))."""
+    those transmissions whose drop the ``vantage`` cannot see: the drops upstream of it that
+    leave no hole there (:func:`hidden_drops`), and at every vantage the drops of copies whose
+    bytes the receiver already had (:func:`redundant_drops`: nothing resends them, and no hole
+    is left))."""
     out = {}
+    redundant = redundant_drops(drops, transmissions, truth, tol_s)
     for flow, dropped in drops_on_wire(drops, transmissions, truth, tol_s).items():
         upstream = {j for j, i in dropped.items() if drop_place(drops[i], vantage) == UPSTREAM}
-        out[flow] = (dropped, hidden_drops(transmissions[flow], upstream))
+        out[flow] = (dropped, hidden_drops(transmissions[flow], upstream) | {j for j, i in dropped.items() if i in redundant})
     return out
 
 
@@ -622,6 +628,7 @@ class Score:
     drops_redundant: int | None = None  # drops of copies whose bytes had been delivered before
     drop_recall_needed: float | None = None  # recall over the other drops
     bursts: dict[int, int] | None = None  # 4. burst lengths of the drop log
+    bursts_seen: dict[int, int] | None = None  # the same over the drops the vantage can see (drops_seen)
     drops_not_on_capture: int = 0
     drops_hidden: int | None = None  # drops upstream of the capture point that leave no hole there (hidden_drops)
     # 5. place of each loss relative to the capture point (drop_place vs LostTransmission.where)
@@ -719,8 +726,10 @@ def score(
     not_on_capture = 0
     redundant: set[int] | None = None
     hidden: int | None = None
+    hist_seen: dict[int, int] | None = None
     if transmissions is not None:
-        hist, not_on_capture = drop_bursts(drops, transmissions, truth, tol_s, vantage)
+        hist, not_on_capture = drop_bursts(drops, transmissions, truth, tol_s)
+        hist_seen, _ = drop_bursts(drops, transmissions, truth, tol_s, vantage)
         redundant = redundant_drops(drops, transmissions, truth, tol_s)
         hidden = sum(len(h) for _, h in drops_seen(drops, transmissions, truth, tol_s, vantage).values())
 
@@ -759,6 +768,7 @@ def score(
         drops_redundant=None if redundant is None else len(redundant),
         drop_recall_needed=None if redundant is None else _ratio(len(hit_drops - redundant), len(drops) - len(redundant)),
         bursts=hist,
+        bursts_seen=hist_seen,
         drops_not_on_capture=not_on_capture,
         drops_hidden=hidden,
         upstream=side(UPSTREAM),
