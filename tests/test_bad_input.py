@@ -499,6 +499,28 @@ def test_ipv6_extension_header_longer_than_the_capture(tmp_path):
     assert status.counts.truncated_tcp == 1
 
 
+def test_ipv4_header_cut_before_its_fragment_field_is_truncated_not_a_fragment(tmp_path):
+    """Regression (the Python reader): an IPv4 header cut inside its fragment field was judged on
+    the bytes that followed it in the reader's buffer (the next record's header), and counted as
+    a fragment as well as truncated. Bytes past the capture are not the packet's."""
+    ip = tcp_packet()
+    path = write(tmp_path, "cut_ip.pcap", pcap_bytes([Rec(0, ip[:7], len(ip)), Rec(5_000_000_000, b"\xff" * 40)], linktype=101))
+    status = ReadStatus(str(path))
+    assert sum(len(b) for b in read_capture(str(path), status)) == 0
+    assert (status.counts.truncated_tcp, status.counts.ip_fragments, status.counts.non_ip) == (1, 0, 1)
+
+
+def test_pcapng_interface_option_cut_by_its_block(tmp_path):
+    """Regression (the Python reader raised IndexError): an Interface Description Block whose
+    last option header (if_tsresol, length 4) has no value bytes left in the block. The cut
+    option is ignored: the interface keeps the default microsecond resolution."""
+    idb = ng_block(IDB, struct.pack("<HHI", 1, 0, 0) + struct.pack("<HH", 9, 4))
+    path = write(tmp_path, "cut_option.pcapng", ng_shb() + idb + ng_epb(0, 1_500_000, ether(tcp_packet())))
+    status = ReadStatus(str(path))
+    assert [t for b in read_capture(str(path), status) for t in b.ts_ns.tolist()] == [1_500_000_000]
+    assert status.complete
+
+
 def test_read_capture_raises_capture_error_only(tmp_path):
     with pytest.raises(CaptureError) as info:
         list(read_capture(str(write(tmp_path, "x.pcap", b"garbage!")), ReadStatus("x")))
