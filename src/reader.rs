@@ -111,11 +111,15 @@ impl Reader {
             if self.done {
                 return Ok(false);
             }
-            // carry the unfinished record to the front, then read after it
-            self.buf.copy_within(self.pos..self.len, 0);
-            self.base += self.pos as u64;
+            // carry the unfinished record to the front (unless it is there already: a record
+            // longer than a chunk grows in place, not by copies), then read after it
+            if self.pos > 0 {
+                self.buf.copy_within(self.pos..self.len, 0);
+                self.base += self.pos as u64;
+            }
             let kept = self.len - self.pos;
             self.pos = 0;
+            self.buf.truncate(kept);
             self.buf.resize(kept + chunk_bytes.max(1), 0);
             let got = match self.src.fill(&mut self.buf[kept..]) {
                 Ok(got) => got,
