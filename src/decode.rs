@@ -251,6 +251,28 @@ pub struct Packets {
 }
 
 impl Packets {
+    /// Empty columns with room for `n` packets (one chunk's records: no reallocation while decoding).
+    pub fn with_capacity(n: usize) -> Packets {
+        let v = || Vec::with_capacity(n);
+        let b = || Vec::with_capacity(n);
+        Packets {
+            row: v(),
+            ipver: v(),
+            src: Vec::with_capacity(16 * n),
+            dst: Vec::with_capacity(16 * n),
+            sport: v(),
+            dport: v(),
+            seq: v(),
+            ack: v(),
+            flags: v(),
+            win: v(),
+            hdrlen: v(),
+            paylen: v(),
+            vlan: b(),
+            opts: TcpOptions::with_capacity(n),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.row.len()
     }

@@ -33,6 +33,24 @@ pub struct TcpOptions {
     pub malformed: Vec<bool>,
 }
 
+impl TcpOptions {
+    /// Empty columns with room for `n` packets.
+    pub fn with_capacity(n: usize) -> TcpOptions {
+        TcpOptions {
+            mss: Vec::with_capacity(n),
+            wscale: Vec::with_capacity(n),
+            sack_permitted: Vec::with_capacity(n),
+            tsval: Vec::with_capacity(n),
+            tsecr: Vec::with_capacity(n),
+            nsack: Vec::with_capacity(n),
+            sack: Vec::with_capacity(8 * n),
+            sack_empty: Vec::with_capacity(n),
+            truncated: Vec::with_capacity(n),
+            malformed: Vec::with_capacity(n),
+        }
+    }
+}
+
 fn be16(p: &[u8], i: usize) -> i64 {
     u16::from_be_bytes([p[i], p[i + 1]]) as i64
 }

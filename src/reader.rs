@@ -163,7 +163,7 @@ impl Reader {
     /// Decode the TCP packets of the current chunk's records (only those where `keep` is true,
     /// when given: a BPF filter's verdicts).
     pub fn decode(&self, keep: Option<&[bool]>) -> (Packets, DecodeCounts) {
-        let mut out = Packets::default();
+        let mut out = Packets::with_capacity(self.records.len());
         let mut counts = DecodeCounts { records: self.records.len() as u64, ..Default::default() };
         let data = self.chunk();
         for (i, r) in self.records.iter().enumerate() {
