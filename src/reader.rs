@@ -120,8 +120,7 @@ impl Reader {
             let kept = self.len - self.pos;
             self.pos = 0;
             self.buf.truncate(kept);
-            self.buf.resize(kept + chunk_bytes.max(1), 0);
-            let got = match self.src.fill(&mut self.buf[kept..]) {
+            let got = match self.src.append(&mut self.buf, chunk_bytes.max(1)) {
                 Ok(got) => got,
                 Err(e) => {
                     self.len = kept;

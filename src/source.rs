@@ -59,24 +59,28 @@ impl Source {
     /// A read error after some bytes is kept in `error` (returned by the next call); one before
     /// any byte is returned at once.
     pub fn fill(&mut self, out: &mut [u8]) -> Result<usize, CaptureError> {
+        let mut buf = Vec::with_capacity(out.len());
+        let got = self.append(&mut buf, out.len())?;
+        out[..got].copy_from_slice(&buf);
+        Ok(got)
+    }
+
+    /// Append up to `n` bytes of the stream to `buf` (fewer only at the end of the stream) and
+    /// return how many. `buf` grows with what is read: memory is touched only for bytes that
+    /// exist (a small capture does not cost a whole chunk). Errors as for [`Source::fill`].
+    pub fn append(&mut self, buf: &mut Vec<u8>, n: usize) -> Result<usize, CaptureError> {
         if let Some(err) = &self.error {
             return Err(err.clone());
         }
-        let mut got = 0;
-        while got < out.len() {
-            match self.inner.read(&mut out[got..]) {
-                Ok(0) => break,
-                Ok(r) => got += r,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let what = if self.compressed { "gzip stream is corrupt or truncated" } else { "read error" };
-                    let err = CaptureError::new(Some(self.offset + got as u64), format!("{what} ({e})"));
-                    self.error = Some(err.clone());
-                    if got == 0 {
-                        return Err(err);
-                    }
-                    break;
-                }
+        let before = buf.len();
+        let result = (&mut self.inner).take(n as u64).read_to_end(buf);
+        let got = buf.len() - before;
+        if let Err(e) = result {
+            let what = if self.compressed { "gzip stream is corrupt or truncated" } else { "read error" };
+            let err = CaptureError::new(Some(self.offset + got as u64), format!("{what} ({e})"));
+            self.error = Some(err.clone());
+            if got == 0 {
+                return Err(err);
             }
         }
         self.offset += got as u64;
