@@ -4,6 +4,7 @@
 //! Everything here is safe Rust: the parsing code reads bytes through bounds-checked slices.
 #![forbid(unsafe_code)]
 
+pub mod clock;
 pub mod decode;
 pub mod error;
 pub mod framing;

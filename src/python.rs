@@ -9,6 +9,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::clock::{Clock as CoreClock, JUMP_NS, PLAUSIBLE_NS};
 use crate::decode::SUPPORTED;
 use crate::error::CaptureError;
 use crate::reader::Reader as CoreReader;
@@ -148,9 +149,41 @@ impl Reader {
     }
 }
 
+/// The analysis clock (src/clock.rs): raw timestamps in, analysis times out, batch by batch.
+#[pyclass(module = "tcpsack_analyze._core")]
+struct Clock {
+    inner: CoreClock,
+}
+
+#[pymethods]
+impl Clock {
+    #[new]
+    fn new() -> Clock {
+        Clock { inner: CoreClock::new() }
+    }
+
+    /// The analysis times (int64 ns) of one batch of raw timestamps (int64 ns), in capture order.
+    fn advance<'py>(&mut self, py: Python<'py>, raw: PyReadonlyArray1<'py, i64>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let out = match raw.as_slice() {
+            Ok(s) => self.inner.advance(s),
+            Err(_) => self.inner.advance(&raw.as_array().to_vec()),
+        };
+        Ok(arr(py, out))
+    }
+
+    /// (backwards, largest_backward_ns, absurd, jumps, largest_jump_ns) so far.
+    fn counts(&self) -> (u64, i64, u64, u64, i64) {
+        let c = &self.inner.counts;
+        (c.backwards, c.largest_backward_ns, c.absurd, c.jumps, c.largest_jump_ns)
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
+    m.add_class::<Clock>()?;
+    m.add("PLAUSIBLE_NS", PLAUSIBLE_NS)?;
+    m.add("JUMP_NS", JUMP_NS)?;
     m.add("ReadError", m.py().get_type::<ReadError>())?;
     m.add("SUPPORTED_LINKTYPES", SUPPORTED.to_vec())?;
     Ok(())

@@ -2,9 +2,9 @@
 
 The reading and decoding are done by the compiled core (``tcpsack_analyze._core``, the Rust
 crate in ``src/``: pcap and pcapng framing, gzip, stdin, link layers, IPv4/IPv6, TCP and its
-options); this module turns its columns into :class:`PacketBatch` chunks and keeps the two
-stages that stay in Python: the analysis clock (:mod:`~tcpsack_analyze.reader.clock`) and BPF
-filters, compiled and run by libpcap (:mod:`~tcpsack_analyze.reader.bpf`).
+options, and the analysis clock of :mod:`~tcpsack_analyze.reader.clock`); this module turns its
+columns into :class:`PacketBatch` chunks. BPF filters are compiled and run by libpcap, called
+from Python (:mod:`~tcpsack_analyze.reader.bpf`) on a copy of each chunk's records.
 
 ``read_capture`` streams a capture as :class:`PacketBatch` chunks, so memory is bounded by the
 chunk size, not the file size. Problems that stop reading are recorded in
