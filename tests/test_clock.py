@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import itertools
 
+import clock_reference
 import numpy as np
+from clock_reference import _lone
 from hypothesis import assume, given
 from hypothesis import strategies as st
-
-import clock_reference
-from clock_reference import _lone
 
 from tcpsack_analyze.reader.clock import JUMP_NS, PLAUSIBLE_NS, AnalysisClock
 
