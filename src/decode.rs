@@ -50,8 +50,27 @@ pub const ATM_RFC1483: u32 = 100;
 pub const FRELAY: u32 = 107;
 pub const IPNET: u32 = 226;
 /// Every link type decoded here.
-pub const SUPPORTED: [u32; 19] =
-    [ETHERNET, NULL, LOOP, RAW[0], RAW[1], RAW[2], IPV4_ONLY, IPV6_ONLY, SLL, SLL2, PPP, PPP_HDLC, PPP_PPPD, PPP_ETHER, C_HDLC, SLIP, ATM_RFC1483, FRELAY, IPNET];
+pub const SUPPORTED: [u32; 19] = [
+    ETHERNET,
+    NULL,
+    LOOP,
+    RAW[0],
+    RAW[1],
+    RAW[2],
+    IPV4_ONLY,
+    IPV6_ONLY,
+    SLL,
+    SLL2,
+    PPP,
+    PPP_HDLC,
+    PPP_PPPD,
+    PPP_ETHER,
+    C_HDLC,
+    SLIP,
+    ATM_RFC1483,
+    FRELAY,
+    IPNET,
+];
 
 const ETH_IPV4: u16 = 0x0800;
 const ETH_IPV6: u16 = 0x86DD;
@@ -125,7 +144,16 @@ fn from_version_nibble(b: &Bytes, o: usize) -> u8 {
 fn from_ppp_protocol(b: &Bytes, o: usize) -> (usize, u8) {
     let first = b.u8(o);
     let (o, proto) = if first & 1 == 1 { (o + 1, first as u16) } else { (o + 2, b.be16(o)) };
-    (o, if proto == PPP_IPV4 { 4 } else if proto == PPP_IPV6 { 6 } else { 0 })
+    (
+        o,
+        if proto == PPP_IPV4 {
+            4
+        } else if proto == PPP_IPV6 {
+            6
+        } else {
+            0
+        },
+    )
 }
 
 /// PPP frames of link type 9, 50 or 166: Cisco HDLC when the first byte says so, else PPP. The
@@ -192,7 +220,16 @@ pub fn locate_ip(p: &[u8], lt: u32) -> (usize, u8, bool) {
         NULL | LOOP => {
             let le = b.le32(0);
             let fam = if lt == LOOP || le >= 256 { b.be32(0) } else { le };
-            (4, if fam == 2 { 4 } else if AF_INET6_VALUES.contains(&fam) { 6 } else { 0 })
+            (
+                4,
+                if fam == 2 {
+                    4
+                } else if AF_INET6_VALUES.contains(&fam) {
+                    6
+                } else {
+                    0
+                },
+            )
         }
         PPP | PPP_HDLC | PPP_PPPD => ppp(&b, lt),
         PPP_ETHER => from_ppp_protocol(&b, PPPOE_HEADER),
@@ -205,7 +242,16 @@ pub fn locate_ip(p: &[u8], lt: u32) -> (usize, u8, bool) {
         FRELAY => frame_relay(&b),
         IPNET => {
             let fam = b.u8(1);
-            (IPNET_HEADER, if fam == IPNET_FAMILY_V4 { 4 } else if fam == IPNET_FAMILY_V6 { 6 } else { 0 })
+            (
+                IPNET_HEADER,
+                if fam == IPNET_FAMILY_V4 {
+                    4
+                } else if fam == IPNET_FAMILY_V6 {
+                    6
+                } else {
+                    0
+                },
+            )
         }
         _ => return (0, 0, false),
     };
@@ -297,13 +343,7 @@ fn ipv4(b: &Bytes, o: usize, end: usize, wirelen: i64) -> Ip {
     let ihl = (b.u8(o) & 0x0F) as usize * 4;
     let tot = b.be16(o + 2) as i64;
     let iplen = if tot == 0 { wirelen - o as i64 } else { tot }; // TSO / BIG TCP: length field 0
-    Ip {
-        frag: b.be16(o + 6) & 0x3FFF != 0,
-        bad: ihl < 20 || o + 20 > end,
-        proto: b.u8(o + 9),
-        l4: o + ihl,
-        paytot: iplen - ihl as i64,
-    }
+    Ip { frag: b.be16(o + 6) & 0x3FFF != 0, bad: ihl < 20 || o + 20 > end, proto: b.u8(o + 9), l4: o + ihl, paytot: iplen - ihl as i64 }
 }
 
 fn ipv6(b: &Bytes, o: usize, end: usize, wirelen: i64) -> Ip {
@@ -329,13 +369,7 @@ fn ipv6(b: &Bytes, o: usize, end: usize, wirelen: i64) -> Ip {
         nh = b.u8(p);
         p += hlen;
     }
-    Ip {
-        frag,
-        bad: o + 40 > end || (IPV6_EXTENSIONS.contains(&nh) && p + 8 > end),
-        proto: nh,
-        l4: p,
-        paytot: plen - (p - o - 40) as i64,
-    }
+    Ip { frag, bad: o + 40 > end || (IPV6_EXTENSIONS.contains(&nh) && p + 8 > end), proto: nh, l4: p, paytot: plen - (p - o - 40) as i64 }
 }
 
 /// Decode one record (captured bytes `p`) and append it to `out` when it is an analysable TCP
@@ -408,7 +442,7 @@ mod tests {
 
     /// An IPv4 TCP packet with `opts` (padded to 4 bytes) and `payload` bytes of payload.
     pub fn ipv4_tcp(opts: &[u8], payload: usize, frag: u16) -> Vec<u8> {
-        let olen = (opts.len() + 3) / 4 * 4;
+        let olen = opts.len().div_ceil(4) * 4;
         let tot = 20 + 20 + olen + payload;
         let mut p = vec![0x45, 0, (tot >> 8) as u8, tot as u8, 0, 1, (frag >> 8) as u8, frag as u8, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
         p.extend([0x30, 0x39, 0, 80, 0, 0, 0, 100, 0, 0, 0, 200, ((5 + olen / 4) << 4) as u8, 0x18, 0xFF, 0xFF, 0, 0, 0, 0]);

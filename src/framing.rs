@@ -158,12 +158,7 @@ impl Interface {
     /// Options stop at `opt_endofopt` or at the first option whose value is not wholly inside
     /// the body (a cut option is not guessed at).
     pub fn parse(body: &[u8], big: bool) -> Interface {
-        let mut iface = Interface {
-            linktype: u16_at(body, 0, big) as u32,
-            snaplen: u32_at(body, 4, big),
-            units_per_sec: Some(1_000_000),
-            offset_s: 0,
-        };
+        let mut iface = Interface { linktype: u16_at(body, 0, big) as u32, snaplen: u32_at(body, 4, big), units_per_sec: Some(1_000_000), offset_s: 0 };
         let mut pos = 8;
         while pos + 4 <= body.len() {
             let code = u16_at(body, pos, big);
@@ -249,7 +244,7 @@ impl Pcapng {
             };
         }
         let blen = u32_at(d, pos + 4, big);
-        if blen < min_block(btype) || blen % 4 != 0 || blen > MAX_BLOCK {
+        if blen < min_block(btype) || !blen.is_multiple_of(4) || blen > MAX_BLOCK {
             return Err(CaptureError::at(at, format!("corrupt pcapng block (type 0x{btype:08x}, length {blen})")));
         }
         let blen = blen as usize;
@@ -372,7 +367,7 @@ mod tests {
     }
 
     fn block(big: bool, btype: u32, body: &[u8]) -> Vec<u8> {
-        let blen = (12 + body.len() + 3) / 4 * 4;
+        let blen = (12 + body.len()).div_ceil(4) * 4;
         let w = |v: u32| if big { v.to_be_bytes() } else { v.to_le_bytes() };
         let mut b = Vec::new();
         b.extend(w(btype));
@@ -405,7 +400,7 @@ mod tests {
             body.extend(h(*code));
             body.extend(h(v.len() as u16));
             body.extend(v);
-            body.resize((body.len() + 3) / 4 * 4, 0);
+            body.resize(body.len().div_ceil(4) * 4, 0);
         }
         block(big, IDB, &body)
     }

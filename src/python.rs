@@ -97,10 +97,7 @@ impl Reader {
     /// of columns (``row``: the record's position in the chunk) and a dict of counts.
     #[pyo3(signature = (keep=None))]
     fn decode<'py>(&self, py: Python<'py>, keep: Option<PyReadonlyArray1<'py, bool>>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-        let keep_vec: Option<Vec<bool>> = match &keep {
-            Some(k) => Some(k.as_array().to_vec()),
-            None => None,
-        };
+        let keep_vec: Option<Vec<bool>> = keep.as_ref().map(|k| k.as_array().to_vec());
         let inner = &self.inner;
         let (p, c) = py.detach(move || inner.decode(keep_vec.as_deref()));
         let n = p.len();

@@ -184,7 +184,8 @@ mod tests {
 
     fn pcap(records: &[(&[u8], u32)], linktype: u32) -> Vec<u8> {
         let mut d = Vec::new();
-        for v in [0xA1B2_C3D4u32] {
+        {
+            let v = 0xA1B2_C3D4u32;
             d.extend(v.to_le_bytes());
         }
         d.extend(2u16.to_le_bytes());

@@ -4,10 +4,10 @@
 //! is read must be consistent (records inside their chunk, counts adding up).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use _core::decode::{decode_record, DecodeCounts, Packets, SUPPORTED};
 use _core::reader::Reader;
 use _core::source::Source;
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if data.len() >= 3 && data[0] == 0xFF {
