@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, ErrorKind, Read};
 
-use flate2::bufread::MultiGzDecoder;
+use flate2::bufread::GzDecoder;
 
 use crate::error::CaptureError;
 
@@ -42,7 +42,7 @@ impl Source {
         };
         let mut buffered = BufReader::with_capacity(READ_BUFFER, raw);
         let compressed = peek2(&mut buffered) == GZIP_MAGIC;
-        let inner: Box<dyn Read + Send + Sync> = if compressed { Box::new(MultiGzDecoder::new(buffered)) } else { Box::new(buffered) };
+        let inner: Box<dyn Read + Send + Sync> = if compressed { Box::new(GzMembers::new(buffered)) } else { Box::new(buffered) };
         Ok(Source { inner, compressed, offset: 0, error: None })
     }
 
@@ -50,7 +50,7 @@ impl Source {
     pub fn from_bytes(data: Vec<u8>) -> Source {
         let mut buffered = BufReader::new(io::Cursor::new(data));
         let compressed = peek2(&mut buffered) == GZIP_MAGIC;
-        let inner: Box<dyn Read + Send + Sync> = if compressed { Box::new(MultiGzDecoder::new(buffered)) } else { Box::new(buffered) };
+        let inner: Box<dyn Read + Send + Sync> = if compressed { Box::new(GzMembers::new(buffered)) } else { Box::new(buffered) };
         Source { inner, compressed, offset: 0, error: None }
     }
 
@@ -85,6 +85,46 @@ impl Source {
         }
         self.offset += got as u64;
         Ok(got)
+    }
+}
+
+/// A gzip stream of one or more members, as gzip(1) and Python's gzip module read it: members
+/// are decompressed one after the other, and zero bytes after a member (padding to a block
+/// size) are skipped; anything else after a member must be another member (RFC 1952 section
+/// 2.2), or it is an error.
+struct GzMembers<R: BufRead> {
+    member: Option<GzDecoder<R>>,
+}
+
+impl<R: BufRead> GzMembers<R> {
+    fn new(r: R) -> GzMembers<R> {
+        GzMembers { member: Some(GzDecoder::new(r)) }
+    }
+}
+
+impl<R: BufRead> Read for GzMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else { return Ok(0) };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // the member ended: skip zero padding, then another member or the end
+            let mut rest = self.member.take().expect("a member").into_inner();
+            loop {
+                let avail = rest.fill_buf()?;
+                if avail.is_empty() {
+                    return Ok(0);
+                }
+                let zeros = avail.iter().take_while(|&&b| b == 0).count();
+                if zeros == 0 {
+                    break;
+                }
+                rest.consume(zeros);
+            }
+            self.member = Some(GzDecoder::new(rest));
+        }
     }
 }
 
@@ -140,6 +180,23 @@ mod tests {
         let mut out = [0u8; 64];
         let n = s.fill(&mut out).unwrap();
         assert_eq!(&out[..n], b"hello world");
+    }
+
+    #[test]
+    fn zero_padding_after_a_member_is_skipped_other_bytes_are_an_error() {
+        let mut data = gz(b"hello");
+        data.extend([0u8; 700]);
+        data.extend(gz(b" again"));
+        data.extend([0u8; 3]);
+        let mut s = Source::from_bytes(data.clone());
+        let mut out = [0u8; 64];
+        let n = s.fill(&mut out).unwrap();
+        assert_eq!((&out[..n], s.error.is_none()), (&b"hello again"[..], true));
+        data.extend(b"garbage!");
+        let mut s = Source::from_bytes(data);
+        let n = s.fill(&mut out).unwrap();
+        assert_eq!(&out[..n], b"hello again");
+        assert_eq!(s.error.unwrap().offset, Some(11));
     }
 
     #[test]

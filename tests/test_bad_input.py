@@ -203,6 +203,21 @@ def test_gzip_truncated_mid_stream(tmp_path, sample):
     assert "(gzip)" in res.stdout.splitlines()[0]
 
 
+def test_gzip_zero_padding_is_read_past_and_trailing_garbage_is_an_error(tmp_path, sample):
+    """As gzip(1) and Python's gzip module: zero bytes after a member (padding to a block size)
+    end the stream cleanly; other bytes after it must be another member, else the capture is
+    incomplete at the end of what was decompressed (regression: the core first took the padding
+    for a broken member)."""
+    gz = gzip.compress(sample, mtime=0)
+    padded = write(tmp_path, "padded.pcap.gz", gz + b"\0" * 512 + gzip.compress(b"", mtime=0) + b"\0" * 3)
+    res = invoke(str(padded))
+    assert res.code == 0 and not error_lines(res.stderr)
+    garbage = write(tmp_path, "garbage.pcap.gz", gz + b"garbage!")
+    res = invoke(str(garbage))
+    assert res.code == 3
+    assert_one_error(res, garbage, len(sample), "gzip")
+
+
 def test_gzip_corrupt_stream(tmp_path, sample):
     gz = bytearray(gzip.compress(sample, mtime=0))
     for i in range(len(gz) // 2, len(gz) // 2 + 40):
