@@ -31,6 +31,7 @@ __all__ = ["CaptureError", "DecodeCounts", "PacketBatch", "ReadStatus", "TimeCou
 
 DEFAULT_CHUNK = 16 * 1024 * 1024
 
+
 @dataclass
 class ReadStatus:
     """How reading went: counts of what was skipped and the error that stopped it, if any."""
