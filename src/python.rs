@@ -9,12 +9,15 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::bpf::Bpf as CoreBpf;
 use crate::clock::{Clock as CoreClock, JUMP_NS, PLAUSIBLE_NS};
 use crate::decode::SUPPORTED;
 use crate::error::CaptureError;
 use crate::reader::Reader as CoreReader;
 
 create_exception!(_core, ReadError, PyException, "A capture cannot be read: args are (offset or None, message).");
+
+create_exception!(_core, BpfError, PyException, "libpcap cannot be loaded or cannot compile the expression: args are (message,).");
 
 fn err(e: CaptureError) -> PyErr {
     ReadError::new_err((e.offset, e.message))
@@ -93,11 +96,15 @@ impl Reader {
         )
     }
 
-    /// Decode the chunk's TCP packets (only records where ``keep`` is true, when given): a dict
-    /// of columns (``row``: the record's position in the chunk) and a dict of counts.
-    #[pyo3(signature = (keep=None))]
-    fn decode<'py>(&self, py: Python<'py>, keep: Option<PyReadonlyArray1<'py, bool>>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-        let keep_vec: Option<Vec<bool>> = keep.as_ref().map(|k| k.as_array().to_vec());
+    /// Decode the chunk's TCP packets (only records that pass the BPF filter ``bpf``, when
+    /// given): a dict of columns (``row``: the record's position in the chunk) and a dict of
+    /// counts. Raises BpfError when the expression does not compile for a link type of the chunk.
+    #[pyo3(signature = (bpf=None))]
+    fn decode<'py>(&self, py: Python<'py>, bpf: Option<PyRefMut<'py, Bpf>>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+        let keep_vec = match bpf {
+            Some(mut b) => Some(self.inner.keep(&mut b.inner).map_err(|e| BpfError::new_err((e,)))?),
+            None => None,
+        };
         let inner = &self.inner;
         let (p, c) = py.detach(move || inner.decode(keep_vec.as_deref()));
         let n = p.len();
@@ -146,6 +153,26 @@ impl Reader {
     }
 }
 
+/// A BPF filter expression compiled and run by libpcap (src/bpf.rs).
+#[pyclass(module = "tcpsack_analyze._core")]
+struct Bpf {
+    inner: CoreBpf,
+}
+
+#[pymethods]
+impl Bpf {
+    /// Load libpcap from ``library`` for ``expression``; raises BpfError when it cannot be loaded.
+    #[new]
+    fn new(library: &str, expression: &str) -> PyResult<Bpf> {
+        CoreBpf::new(library, expression).map(|inner| Bpf { inner }).map_err(|e| BpfError::new_err((e,)))
+    }
+
+    /// Compile the expression for ``linktype`` (once); raises BpfError with libpcap's message.
+    fn program(&mut self, linktype: u32) -> PyResult<()> {
+        self.inner.program(linktype).map_err(|e| BpfError::new_err((e,)))
+    }
+}
+
 /// The analysis clock (src/clock.rs): raw timestamps in, analysis times out, batch by batch.
 #[pyclass(module = "tcpsack_analyze._core")]
 struct Clock {
@@ -179,6 +206,8 @@ impl Clock {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add_class::<Clock>()?;
+    m.add_class::<Bpf>()?;
+    m.add("BpfError", m.py().get_type::<BpfError>())?;
     m.add("PLAUSIBLE_NS", PLAUSIBLE_NS)?;
     m.add("JUMP_NS", JUMP_NS)?;
     m.add("ReadError", m.py().get_type::<ReadError>())?;

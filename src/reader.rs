@@ -6,6 +6,7 @@
 //! [`Reader::open`]; errors after some records are returned by the `next_chunk` call after the
 //! one that handed out the records before them.
 
+use crate::bpf::Bpf;
 use crate::decode::{decode_record, DecodeCounts, Packets};
 use crate::error::CaptureError;
 use crate::framing::{is_pcap_magic, is_pcapng_magic, Pcap, Pcapng, Record, Walk, PCAP_HEADER};
@@ -157,6 +158,13 @@ impl Reader {
                 return Ok(true);
             }
         }
+    }
+
+    /// Which records of the current chunk pass the BPF filter `bpf` (libpcap's verdicts), or
+    /// libpcap's message when the expression does not compile for a link type of the chunk.
+    pub fn keep(&self, bpf: &mut Bpf) -> Result<Vec<bool>, String> {
+        let data = self.chunk();
+        self.records.iter().map(|r| bpf.matches(r.linktype, &data[r.start..r.start + r.caplen], r.wirelen)).collect()
     }
 
     /// Decode the TCP packets of the current chunk's records (only those where `keep` is true,

@@ -476,6 +476,18 @@ def test_filter_keeps_only_matching_connections(public):
     assert [(c.a_port, c.b_port) for c in v6.connections] in ([(80, 50243)], [(50243, 80)])
 
 
+def test_filter_on_raw_ip_captures(public):
+    """Regression: LINKTYPE_RAW (101) is not a DLT value, and libpcap's compiler was handed it
+    as one ("unknown data link type 101"): every --filter failed on raw-IP captures. The core
+    compiles it for DLT_RAW, as tcpdump reads such files."""
+    name = "suricata_tcp_empty_sack_rawip.pcap"
+    full = analyze(str(public(name))).report
+    same = analyze(str(public(name)), "tcp").report
+    none = analyze(str(public(name)), "udp").report
+    assert same.capture.tcp_packets == full.capture.tcp_packets == 42
+    assert (none.capture.tcp_packets, none.capture.filtered_out) == (0, 42)
+
+
 def test_filter_error_in_process():
     with pytest.raises(FilterError, match="syntax error"):
         BpfFilter("tcp port").program(1)

@@ -2,9 +2,9 @@
 
 The reading and decoding are done by the compiled core (``tcpsack_analyze._core``, the Rust
 crate in ``src/``: pcap and pcapng framing, gzip, stdin, link layers, IPv4/IPv6, TCP and its
-options, and the analysis clock of :mod:`~tcpsack_analyze.reader.clock`); this module turns its
-columns into :class:`PacketBatch` chunks. BPF filters are compiled and run by libpcap, called
-from Python (:mod:`~tcpsack_analyze.reader.bpf`) on a copy of each chunk's records.
+options, the analysis clock of :mod:`~tcpsack_analyze.reader.clock`, and BPF filters, which it
+has libpcap compile and run: :mod:`~tcpsack_analyze.reader.bpf`); this module turns its columns
+into :class:`PacketBatch` chunks.
 
 ``read_capture`` streams a capture as :class:`PacketBatch` chunks, so memory is bounded by the
 chunk size, not the file size. Problems that stop reading are recorded in
@@ -86,7 +86,7 @@ def core_error(path: str, exc: _core.ReadError) -> CaptureError:
 
 
 def chunk_records(core: _core.Reader) -> RecordBatch:
-    """The records of the core's current chunk, with a copy of the chunk's bytes (for BPF filters and tests)."""
+    """The records of the core's current chunk, with a copy of the chunk's bytes (for tests and benchmarks)."""
     buf, start, caplen, wirelen, linktype, file_offset = core.records()
     return RecordBatch(buf=buf, start=start, caplen=caplen, wirelen=wirelen, ts_ns=core.timestamps(), linktype=linktype,
                        file_offset=file_offset, first_index=core.first_index)
@@ -124,7 +124,11 @@ def read_capture(
             status.error = err
             return
         times = status.clock.advance(core.timestamps())
-        cols, counts = core.decode(flt.matches(chunk_records(core)) if flt else None)
+        try:
+            cols, counts = core.decode(flt.core if flt else None)
+        except _core.BpfError as exc:  # the expression does not compile for a link type met here
+            assert flt is not None
+            raise flt.error(exc) from None
         status.counts.add(_counts(counts))
         batch = _batch(cols, times, core.first_index)
         yield batch

@@ -1,8 +1,8 @@
 """A batch of capture records: the raw bytes of many packets plus their record headers.
 
 The compiled core cuts the stream into chunks of records and decodes them itself; this copy of
-a chunk's records is handed to Python only where Python needs the raw bytes: BPF filters
-(``bpf.py``, run by libpcap) and the reader's tests.
+a chunk's records is handed to Python only where Python needs the raw bytes: the reader's tests
+and benchmarks (``reader.chunk_records``).
 """
 from __future__ import annotations
 
