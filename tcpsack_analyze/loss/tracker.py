@@ -528,19 +528,32 @@ class LossTracker:
             # with SACK in use, a receiver that had these bytes said so: without such a block the
             # ACK may be a delayed one for two resends that both were needed
             had = not self._sack_seen or any(sg.sacked for sg in segs)
-            soon = self.timing.min_local_ns is not None and t - r.time_ns < TOO_SOON * self.timing.min_local_ns
-            if soon or (had and not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j])):
+            if self._too_soon(r, t) or (had and not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j])):
                 self._spurious(r, SPURIOUS_EARLY_ACK)
 
-    def _spurious(self, r: Retransmission, why: str) -> None:
-        """Mark a resend unnecessary; an open episode that it began is undone (RFC 3522 s. 2)."""
+    def _too_soon(self, r: Retransmission, t: int) -> bool:
+        """An ACK (cumulative or SACK) of ``r``'s bytes at ``t`` came back sooner than the
+        resend's own ACK could: an earlier copy caused it (DOMAIN.md section 4, ``spurious``)."""
+        return self.timing.min_local_ns is not None and t - r.time_ns < TOO_SOON * self.timing.min_local_ns
+
+    def _sacked_too_soon(self, t: int) -> None:
+        """Resends whose bytes a SACK block at ``t`` reported held for the first time, sooner
+        than their own ACK could come back: the SACK was for an earlier copy, the resend was not
+        needed (a tail-loss probe sent just before the original's SACK arrived)."""
+        for r, segs in self._pending:
+            if r.spurious is None and all(sg.sacked for sg in segs) and self._too_soon(r, t):
+                self._spurious(r, SPURIOUS_EARLY_ACK, t)
+
+    def _spurious(self, r: Retransmission, why: str, t: int | None = None) -> None:
+        """Mark a resend unnecessary, shown at ``t`` (default: when it was covered); an open
+        episode that it began is undone (RFC 3522 s. 2)."""
         r.spurious = why
         if r.episode is None:
             return
         ep = self.episodes[r.episode - len(self._episode_table)]
         ep.spurious += 1
         if ep is self.episode and ep.start_index == r.index:
-            self._end_episode(Event.UNDONE, r.covered_ns)
+            self._end_episode(Event.UNDONE, r.covered_ns if t is None else t)
 
     def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list[list[int]], tsecr: int) -> None:
         una = self.snd_una
@@ -570,11 +583,15 @@ class LossTracker:
             # holes below the highest SACK are reported missing; what the blocks cover, held
             top = self.board.high_sack
             if top is not None:
+                newly = False
                 for sg in self._open:
                     whole = self.board.sacked_within(sg.start, sg.end) >= sg.end - sg.start
+                    newly |= whole and not sg.sacked
                     sg.sacked |= whole
                     if not sg.reported_missing and una <= sg.start < top and not whole:
                         sg.reported_missing = True
+                if newly and self._pending:
+                    self._sacked_too_soon(t)
         self.last_ack_ns = t
 
     def _on_dsack(self, lo: int, hi: int, t: int) -> None:
@@ -582,8 +599,12 @@ class LossTracker:
         self.timing.catch_up(t)
         horizon = t - self._dsack_horizon()
         cands = [r for r in reversed(self.recent[-DSACK_WINDOW:]) if r.start < hi and lo < r.end and horizon <= r.time_ns <= t]
-        if cands and cands[0].spurious is None:
+        if not cands:
+            return
+        if cands[0].spurious is None:
             self._spurious(cands[0], SPURIOUS_DSACK)
+        elif cands[0].spurious == SPURIOUS_EARLY_ACK:  # the receiver's own word outranks timing
+            cands[0].spurious = SPURIOUS_DSACK
 
     # ------------------------------------------------------------ segments
     def _segs_of(self, s: int, e: int) -> list[_Seg]:
