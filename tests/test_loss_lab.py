@@ -53,11 +53,17 @@ def test_every_kernel_retransmission_is_found_and_nothing_else(sender_scores: di
 
 
 def test_triggers_agree_with_the_kernel_state(sender_scores: dict[str, Score]) -> None:
-    matched = sum(s.retrans_matched for s in sender_scores.values())
-    agree = sum(s.trigger_agreement * s.retrans_matched for s in sender_scores.values())
-    assert agree / matched >= 0.95
+    # issue 13's bar: >= 97% on the corpus with SACK and on the one without; per run, only
+    # lab_thin_stream misses one (rel. seq 12001, resent 200 ms after an RTO of 11801 at a SACK
+    # hole: the kernel had left Loss for Recovery, by its F-RTO/undo logic that we do not model;
+    # we keep the timeout episode until its recovery point)
+    for corpus in ("sack", "nosack"):
+        part = [s for name, s in sender_scores.items() if ("nosack" in name) == (corpus == "nosack")]
+        matched = sum(s.retrans_matched for s in part)
+        agree = sum(s.trigger_agreement * s.retrans_matched for s in part)
+        assert matched >= 300 and agree / matched >= 0.99, corpus
     for name, s in sender_scores.items():
-        assert s.trigger_agreement >= 0.85, (name, s.summary(), s.trigger_confusion)
+        assert s.trigger_agreement == 1.0 or (name == "lab_thin_stream" and s.trigger_agreement >= 0.93), (name, s.summary(), s.trigger_confusion)
     tlp = sum(s.tlp_truth for s in sender_scores.values())
     tlp_found = sum(s.tlp_recall * s.tlp_truth for s in sender_scores.values())
     assert tlp >= 20 and tlp_found / tlp >= 0.9
