@@ -42,6 +42,7 @@ class _LazyGroup(click.Group):
         "report": "tcpsack_analyze.cli.report:report",
         "details": "tcpsack_analyze.cli.details:details",
         "infer": "tcpsack_analyze.cli.infer:infer",
+        "replay": "tcpsack_analyze.cli.replay:replay",
         "check": "tcpsack_analyze.cli.check:check",
         "compare": "tcpsack_analyze.cli.compare:compare",
         "lab": "tcpsack_analyze.cli.lab:lab",

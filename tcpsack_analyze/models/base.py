@@ -64,6 +64,8 @@ class SenderOptions:
 
     Attributes:
         initial_window: IW in segments (RFC 6928: 10; RFC 5681: 2 to 4).
+        initial_ssthresh: the initial ssthresh in octets (None: "arbitrarily high", RFC 5681
+            section 3.1; ns-3's dumbbell runs in tests/data/ns3 use 64 KiB).
         slow_start: slow-start growth rule, one of :data:`~.growth.SLOW_START_RULES`.
         abc_limit: ABC/LBC's L in segments (RFC 3465: 2).
         sabc_scale: SABC's S (paper 002 section 4).
@@ -104,6 +106,7 @@ class SenderOptions:
     """
 
     initial_window: int = 10
+    initial_ssthresh: int | None = None
     slow_start: str = "per_ack"
     abc_limit: int = 2
     sabc_scale: float = 0.5
@@ -171,8 +174,8 @@ class SenderModel(ABC):
         self.options = options or SenderOptions()
         o = self.options
         self.cwnd = o.initial_window * smss
-        self.ssthresh = INFINITE
-        self.state = SLOW_START
+        self.ssthresh = INFINITE if o.initial_ssthresh is None else o.initial_ssthresh
+        self.state = self._open_state()
         self.board = Scoreboard(smss, o.dup_thresh, start)
         self.timer = RetransmissionTimer(o.rto_min_s, o.rto_initial_s, o.rto_max_s, o.rto_backoff, o.rto_min_on_variance)
         self.dup_acks = 0
@@ -246,18 +249,19 @@ class SenderModel(ABC):
 
     # ------------------------------------------------------------------ events
 
-    def on_send(self, send: Send) -> None:
+    def on_send(self, send: Send, *, rescue: bool = False) -> None:
         """The sender put the data segment ``send`` on the wire at ``send.time_ns``.
 
         A segment that starts beyond HighData (the capture missed a send) is taken to start at
-        HighData.
+        HighData. ``rescue``: it is the rescue retransmission of RFC 6675 NextSeg() rule 4 (the
+        closed loop knows; the open loop never says so).
         """
         now = send.time_ns
         start = min(send.start, self.board.high_data)
         if send.end <= start:
             return
         resent = start < self.board.high_data
-        self.board.on_send(start, send.end, now)
+        self.board.on_send(start, send.end, now, rescue=rescue and resent)
         if resent:
             self._timed = None  # Karn's rule (RFC 6298 section 3)
             if self._undo is not None and self._undo_tsval is None:

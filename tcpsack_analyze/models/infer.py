@@ -478,7 +478,7 @@ class CaptureInference:
         return out
 
 
-def _streams_of(path: str, conns: set[int], bpf: str | None) -> tuple[dict[tuple[int, str], EventBatch], dict[int, tuple[StreamFacts, StreamFacts]]]:
+def streams_of(path: str, conns: set[int], bpf: str | None) -> tuple[dict[tuple[int, str], EventBatch], dict[int, tuple[StreamFacts, StreamFacts]]]:
     """Both directions' events of every connection in ``conns`` and their stream facts, in one
     read of the capture (:func:`~tcpsack_analyze.analysis.stream_events`: the flow stage only)."""
     from tcpsack_analyze.analysis import stream_events
@@ -513,7 +513,7 @@ def infer_capture(
     opts = options or SenderOptions.linux()
     report = analyze(path, filter).report
     wanted = {c.id for c in report.connections if conn is None or c.id in conn}
-    streams, facts = _streams_of(path, wanted, filter)
+    streams, facts = streams_of(path, wanted, filter)
     out = []
     for c in report.connections:
         if c.id not in wanted:
@@ -532,5 +532,5 @@ def infer_capture(
 
 __all__ = [
     "FIT_THRESHOLD", "CaptureInference", "DirectionInference", "ModelRun", "Violation",
-    "infer_capture", "infer_direction", "run_model", "sender_mss", "sender_view",
+    "infer_capture", "infer_direction", "run_model", "sender_mss", "sender_view", "streams_of",
 ]

@@ -1,0 +1,206 @@
+"""The closed-loop replay: receiver, loss processes, sender, simulator, capture-level API and CLI."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path as FsPath
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from tcpbuild import Conversation
+
+from tcpsack_analyze.cli import main
+from tcpsack_analyze.models import SenderOptions
+from tcpsack_analyze.replay.capture import replay_capture
+from tcpsack_analyze.replay.loss import LossSpec, ObservedLoss, lost_copies, parse
+from tcpsack_analyze.replay.receiver import Receiver
+from tcpsack_analyze.replay.sender import Application
+from tcpsack_analyze.replay.simulate import Path
+from tcpsack_analyze.replay.whatif import replay_model, replay_models
+
+ROOT = FsPath(__file__).resolve().parent.parent
+RENO = str(ROOT / "sample_traces/lab_reno_sack_bursty/sender.pcap")
+MS = 1_000_000
+SMSS = 1000
+
+
+# ------------------------------------------------------------------ receiver
+
+def test_receiver_delays_acks_and_sacks_above_a_hole() -> None:
+    r = Receiver(1, delack_ns=40 * MS)
+    assert r.on_segment(1, 1001, 7, 0) is None  # the first in-order segment waits
+    assert r.timer_ns == 40 * MS
+    a = r.on_segment(1001, 2001, 8, 1)
+    assert a is not None and (a.ack, a.sack, a.tsecr) == (2001, (), 8)  # every second segment
+    a = r.on_segment(3001, 4001, 9, 2)  # above a hole: at once, with SACK, echoing the last in-order TSval
+    assert a is not None and (a.ack, a.sack, a.tsecr) == (2001, ((3001, 4001),), 8)
+    a = r.on_segment(2001, 3001, 10, 3)  # fills the hole: at once
+    assert a is not None and (a.ack, a.sack, a.tsecr) == (4001, (), 10)
+    assert r.on_segment(5001, 6001, 11, 4) is not None
+    assert r.on_segment(1, 1001, 12, 5) is not None  # a duplicate: at once
+    assert r.on_segment(4001, 5001, 13, 6) is not None
+    assert r.on_segment(6001, 7001, 14, 7) is None
+    assert r.on_timer(7 + 39 * MS) is None and r.on_timer(7 + 40 * MS) is not None
+
+
+def test_receiver_without_sack_or_delay() -> None:
+    r = Receiver(1, sack=False, delayed=False)
+    a = r.on_segment(1, 101, None, 0)
+    assert a is not None and a.ack == 101
+    a = r.on_segment(201, 301, None, 1)
+    assert a is not None and (a.ack, a.sack) == (101, ())
+
+
+# ------------------------------------------------------------------ loss processes
+
+def test_parse_loss() -> None:
+    assert parse("observed") == LossSpec("observed") and parse("ge").kind == "ge"
+    assert parse("random:0.05") == LossSpec("random", p=0.05)
+    assert parse("bursty:0.01,3") == LossSpec("bursty", p=0.01, burst=3) == parse("bursty:0.01:3")
+    for bad in ("random:2", "bursty:0.01,2.5", "bursty:0.01", "uniform:0.1", "random:x"):
+        with pytest.raises(ValueError):
+            parse(bad)
+
+
+def test_observed_losses_by_octet_and_copy() -> None:
+    # the original of [1001, 2001) and its first resend were lost, and the original of [5001, 6001)
+    lost = lost_copies(np.array([1000, 1000, 5000]), np.array([2000, 2000, 6000]), np.array([True, False, True]), first=0)
+    assert lost == ((1001, 2001, 0), (1001, 2001, 1), (5001, 6001, 0))
+    m = ObservedLoss(lost)
+    fates = [m.drop_segment(1, 1001), m.drop_segment(1001, 2001), m.drop_segment(1001, 2001),
+             m.drop_segment(1001, 2001), m.drop_segment(5001, 6001), m.drop_segment(5501, 6501)]
+    assert fates == [False, True, True, False, True, False]  # [5501, 6501): half of it only
+
+
+def test_loss_spec_is_fresh_and_seeded() -> None:
+    spec = LossSpec("bursty", p=0.05, burst=3)
+    a = [spec.make(3).drop() for _ in range(200)]
+    b = [spec.make(3).drop() for _ in range(200)]
+    assert a == b
+    one = spec.make(3)
+    assert [one.drop() for _ in range(200)] != [spec.make(4).drop() for _ in range(200)]
+
+
+# ------------------------------------------------------------------ simulator
+
+PATH = Path(50 * MS, rate_Bps=250_000, queue=30, window=64_000)
+
+
+def test_deterministic_for_a_seed() -> None:
+    loss = LossSpec("random", p=0.03)
+    a = replay_model("sack", PATH, SMSS, 300_000, loss, seed=7)
+    b = replay_model("sack", PATH, SMSS, 300_000, loss, seed=7)
+    c = replay_model("sack", PATH, SMSS, 300_000, loss, seed=8)
+    assert a.outcome == b.outcome and a.trace.drops == b.trace.drops
+    assert np.array_equal(a.trace.events.time_ns, b.trace.events.time_ns)
+    assert a.trace.drops != c.trace.drops
+
+
+def test_no_loss_every_model_finishes_at_the_bottleneck_rate() -> None:
+    deep = dataclasses.replace(PATH, queue=None)  # room for the whole window: no drop at all
+    for run in replay_models(["tahoe", "reno", "newreno", "sack", "ksack", "cubic"], deep, SMSS, 500_000, LossSpec("none")):
+        o = run.outcome
+        assert o.finished and o.octets == 500_000 and o.retransmissions == 0 and o.timeouts == 0, run.model
+        assert 0.8 * 250_000 < o.throughput_Bps <= 250_000, run.model  # slow start, then the link
+
+
+def test_drop_tail_queue_drops_in_slow_start() -> None:
+    run = replay_model("sack", PATH, SMSS, 500_000, LossSpec("none"))
+    assert "queue" in run.trace.drops and "loss" not in run.trace.drops
+    assert run.outcome.lost == run.trace.drops.count("queue")  # the tracker sees each drop
+
+
+def test_a_burst_of_three_sack_recovers_reno_times_out() -> None:
+    """Paper 000's point in one window: three losses in a row. The SACK sender resends the three
+    in one recovery, no timeout; Reno leaves recovery on the first partial ACK and needs the timer."""
+    lost = ((20_001, 21_001, 0), (21_001, 22_001, 0), (22_001, 23_001, 0))
+    path = Path(50 * MS, window=16_000)
+    sack = replay_model("sack", path, SMSS, 60_000, LossSpec.observed(lost)).outcome
+    reno = replay_model("reno", path, SMSS, 60_000, LossSpec.observed(lost)).outcome
+    assert (sack.retransmissions, sack.timeouts, sack.lost) == (3, 0, 3)
+    assert reno.timeouts >= 1 and reno.duration_s > sack.duration_s + 0.5
+
+
+def test_lost_retransmission_is_lost_again_by_position() -> None:
+    lost = ((5_001, 6_001, 0), (5_001, 6_001, 1))
+    o = replay_model("sack", Path(50 * MS), SMSS, 30_000, LossSpec.observed(lost)).outcome
+    assert o.lost == 2 and o.timeouts == 1  # the resend lost too: only the timer repairs it (RFC 6675 5.1)
+
+
+def test_thin_application_and_rescue() -> None:
+    app = Application(4_000, write=400, interval_ns=250 * MS)
+    assert [app.available(t * MS) for t in (0, 249, 250, 10_000)] == [400, 400, 800, 4_000]
+    assert app.next_write_ns(0) == 250 * MS and app.next_write_ns(10_000 * MS) is None
+    o = replay_model("sack", Path(100 * MS), SMSS, app, LossSpec("none")).outcome
+    assert o.finished and 2.25 < o.duration_s < 2.6  # the last write at 2.25 s, then its RTT
+
+
+def test_initial_ssthresh_option() -> None:
+    from tcpsack_analyze.models import model_class
+
+    m = model_class("reno")(SMSS, dataclasses.replace(SenderOptions.rfc(), initial_ssthresh=8 * SMSS, initial_window=10))
+    assert m.ssthresh == 8 * SMSS and m.state.value == "congestion_avoidance"
+
+
+# ------------------------------------------------------------------ a capture
+
+def test_replay_capture_observed_losses() -> None:
+    r = replay_capture(RENO, ["sack", "reno"])
+    a2b, b2a = r.directions
+    assert a2b.status == "ok" and b2a.status.startswith("no data sent in this direction")
+    obs = a2b.observed
+    assert obs is not None and obs.finished and obs.retransmissions == 39
+    assert a2b.fit is not None and a2b.fit.path.sack and a2b.fit.smss == 1448 and a2b.fit.octets == 2_000_000
+    sack, reno = (run.outcome for run in a2b.runs)
+    assert sack.lost >= 39 and sack.timeouts == 0  # the same 39 holes (more segments where sizes differ)
+    assert reno.timeouts > 0 and reno.throughput_Bps < sack.throughput_Bps
+    df = r.frame()
+    assert list(df["label"]) == ["observed", "sack", "reno"] and set(df["direction"]) == {"a2b"}
+
+
+def test_one_way_capture_says_so(tmp_path: FsPath) -> None:
+    c = Conversation()
+    c.send("a", 0.0, 0, flags="S")
+    c.send("b", 0.05, 0, 1, flags="SA")
+    c.send("a", 0.1, 1, 1)
+    for k in range(5):
+        c.send("a", 0.1 + k * 0.001, 1 + k * 100, 1, flags="PA", length=100)
+    path = tmp_path / "oneway.pcap"
+    c.write(path)
+    d = replay_capture(str(path), ["sack"]).directions[0]
+    assert d.status.startswith("no ACKs") or d.status.startswith("no RTT"), d.status
+    r = CliRunner().invoke(main, ["replay", str(path), "--model", "sack"])
+    assert r.exit_code == 0 and "conn 0 a2b" in r.output and ("no ACKs" in r.output or "no RTT" in r.output)
+
+
+# ------------------------------------------------------------------ CLI
+
+def test_cli_text_json_and_table(tmp_path: FsPath) -> None:
+    r = CliRunner().invoke(main, ["replay", RENO, "--model", "sack", "--loss", "bursty:0.01,3", "--seed", "2"])
+    assert r.exit_code == 0, r.output
+    assert "loss: bursty, P' = 0.01, b = 3" in r.output and "  observed " in r.output and "  sack " in r.output
+    r = CliRunner().invoke(main, ["replay", RENO, "--model", "sack", "--model", "test_models_base:Fixed", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["schema"] == "tcpsack-analyze/replay" and doc["schema_version"] == 1
+    assert [t["label"] for t in doc["directions"][0]["transfers"]] == ["observed", "sack", "Fixed"]
+    table = tmp_path / "t.csv"
+    table.write_text("keep me")
+    r = CliRunner().invoke(main, ["replay", RENO, "--model", "sack", "--table", str(table)])
+    assert r.exit_code == 2 and "exists" in r.output and table.read_text() == "keep me"
+    r = CliRunner().invoke(main, ["replay", RENO, "--model", "sack", "--table", str(table), "--force"])
+    assert r.exit_code == 0 and table.read_text().startswith("conn,direction,label")
+
+
+def test_cli_bad_input(tmp_path: FsPath) -> None:
+    r = CliRunner().invoke(main, ["replay", RENO, "--loss", "random:7"])
+    assert r.exit_code == 2 and "--loss" in r.output
+    r = CliRunner().invoke(main, ["replay", RENO, "--model", "bbr"])
+    assert r.exit_code == 2 and "unknown model" in r.output
+    r = CliRunner().invoke(main, ["replay", "-"])
+    assert r.exit_code == 2 and "stdin" in r.output
+    junk = tmp_path / "junk.pcap"
+    junk.write_bytes(b"not a capture at all")
+    r = CliRunner().invoke(main, ["replay", str(junk)])
+    assert r.exit_code == 1 and r.output.startswith("error: ") and "Traceback" not in r.output
