@@ -204,3 +204,21 @@ def test_cli_bad_input(tmp_path: FsPath) -> None:
     junk.write_bytes(b"not a capture at all")
     r = CliRunner().invoke(main, ["replay", str(junk)])
     assert r.exit_code == 1 and r.output.startswith("error: ") and "Traceback" not in r.output
+
+
+# ------------------------------------------------------------------ ns-3 (tests/data/ns3)
+
+NS3 = ROOT / "tests/data/ns3"
+NS3_OPTIONS = dataclasses.replace(SenderOptions.rfc(), initial_ssthresh=65_536)  # ns-3's runs: README there
+
+
+def test_ns3_goodput_with_the_observed_losses() -> None:
+    """Issue 14 asks for ns-3's goodput within 5% with the observed losses on every ns-3 run. It
+    holds on cubic_sack_prr_burst_50 only (docs/replay.md has all ten: 0.39-2.40 of ns-3's
+    goodput elsewhere); pinned here so that it keeps holding."""
+    r = replay_capture(str(NS3 / "cubic_sack_prr_burst_50/sender.pcap"), ["cubic"], options=NS3_OPTIONS, delack_ms=200)
+    d = r.directions[0]
+    assert d.observed is not None and d.observed.throughput_Bps is not None
+    cubic = d.runs[0].outcome
+    assert cubic.lost == d.observed.lost == 20
+    assert abs(cubic.throughput_Bps / d.observed.throughput_Bps - 1) < 0.05
