@@ -72,7 +72,12 @@ class SenderOptions:
         ssthresh_from: what a reduction is computed from: ``"flight"`` (RFC 5681 equation 4:
             ssthresh = FlightSize / 2; RFC 6937: RecoverFS = FlightSize) or ``"cwnd"`` (Linux's
             ``tcp_reno_ssthresh``: cwnd / 2 in whole segments, CUBIC's 717 / 1024, and PRR's
-            RecoverFS = ``prior_cwnd``).
+            RecoverFS = ``prior_cwnd``) or ``"pipe"`` (ns-3's ``GetSsThresh(BytesInFlight)``:
+            half the RFC 6675 pipe with SACK, half the flight without; RecoverFS = FlightSize).
+        ca_growth: congestion-avoidance increase: ``"bytes"`` (one SMSS per cwnd of octets
+            ACKed, RFC 5681 section 3.1's byte-counting form, Linux) or ``"per_ack"`` (RFC 5681
+            equation 3, cwnd += max(1, SMSS * SMSS / cwnd) per ACK of new data, as ns-3's
+            TcpNewReno: with delayed ACKs it grows half as fast).
         cwnd_validation: grow cwnd only while the sender uses it (RFC 7661; Linux's
             ``tcp_is_cwnd_limited``: in slow start while cwnd < 2 x the largest flight of the
             last two rounds, otherwise when that flight reached cwnd).
@@ -111,6 +116,7 @@ class SenderOptions:
     abc_limit: int = 2
     sabc_scale: float = 0.5
     ssthresh_from: str = "flight"
+    ca_growth: str = "bytes"
     cwnd_validation: bool = False
     dup_thresh: int = 3
     reduction: str = "prr"
@@ -132,8 +138,10 @@ class SenderOptions:
     def __post_init__(self) -> None:
         if self.slow_start not in SLOW_START_RULES:
             raise ValueError(f"slow_start must be one of {', '.join(SLOW_START_RULES)}, not {self.slow_start!r}")
-        if self.ssthresh_from not in ("flight", "cwnd"):
-            raise ValueError(f"ssthresh_from must be 'flight' or 'cwnd', not {self.ssthresh_from!r}")
+        if self.ssthresh_from not in ("flight", "cwnd", "pipe"):
+            raise ValueError(f"ssthresh_from must be 'flight', 'cwnd' or 'pipe', not {self.ssthresh_from!r}")
+        if self.ca_growth not in ("bytes", "per_ack"):
+            raise ValueError(f"ca_growth must be 'bytes' or 'per_ack', not {self.ca_growth!r}")
         if self.reduction not in ("prr", "classic"):
             raise ValueError(f"reduction must be 'prr' or 'classic', not {self.reduction!r}")
         for f in fields(self):
@@ -366,9 +374,12 @@ class SenderModel(ABC):
 
     def _ssthresh_on_loss(self) -> int:
         """ssthresh after a congestion signal: max(FlightSize / 2, 2 SMSS) (RFC 5681 equation 4),
-        or from cwnd in whole segments as Linux's Reno does (``ssthresh_from``)."""
+        from the pipe as ns-3, or from cwnd in whole segments as Linux's Reno does
+        (``ssthresh_from``)."""
         if self.options.ssthresh_from == "flight":
             return max(self.flight // 2, 2 * self.smss)
+        if self.options.ssthresh_from == "pipe":
+            return max(self.pipe // 2, 2 * self.smss)
         return max(self._cwnd_packets() // 2, 2) * self.smss  # tcp_reno_ssthresh: cwnd >> 1 packets
 
     def _cwnd_packets(self) -> int:
@@ -377,7 +388,11 @@ class SenderModel(ABC):
 
     def _increase_ca(self, acked: int, now: int) -> None:
         """Congestion avoidance: one SMSS per cwnd of octets ACKed (RFC 5681 section 3.1,
-        the byte-counting form; Linux's ``tcp_cong_avoid_ai``)."""
+        the byte-counting form; Linux's ``tcp_cong_avoid_ai``), or SMSS * SMSS / cwnd per ACK
+        (equation 3, ``ca_growth="per_ack"``)."""
+        if self.options.ca_growth == "per_ack":
+            self.cwnd += max(1, self.smss * self.smss // self.cwnd)
+            return
         self._ca_credit += acked
         if self._ca_credit >= self.cwnd:
             self._ca_credit -= self.cwnd

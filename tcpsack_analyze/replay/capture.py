@@ -9,6 +9,7 @@ capture, no RTT sample).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
@@ -122,8 +123,9 @@ def replay_capture(
             ev = streams.get((c.id, d.name), EventBatch.empty())
             smss = sender_mss(ev, d.mss)
             turnaround = facts[c.id][Dir.parse(d.name)].turnaround_ns if c.id in facts else None
-            rtt = d.rtt_ts_ms if d.rtt_ts_ms.count else d.rtt_ms
-            fit = fit_path(ev, smss, rtt_min_ms=rtt.min, rtt_max_ms=rtt.max, turnaround_ns=turnaround,
+            mins = [s.min for s in (d.rtt_ms, d.rtt_ts_ms) if s.min is not None]
+            high = d.rtt_ms.p90 if d.rtt_ms.count else d.rtt_ts_ms.p90
+            fit = fit_path(ev, smss, rtt_min_ms=min(mins, default=None), rtt_high_ms=high, turnaround_ns=turnaround,
                            near_sender=d.vantage == "near sender", delayed_acks=d.loss.delayed_acks,
                            window=peer.window_max, delack_ms=delack_ms)
             if isinstance(fit, str):
@@ -139,6 +141,9 @@ def replay_capture(
                 dir_spec = LossSpec.fitted(d.loss.pattern.gilbert_elliott)
             else:
                 dir_spec = spec
+            if dir_spec.kind == "observed" and fit.path.queue is not None:
+                fit = dataclasses.replace(fit, path=dataclasses.replace(fit.path, queue=None), notes=fit.notes + (
+                    "the queue delays but drops nothing: the observed losses include its drops",))
             application = observed_app(ev) if app == "observed" else Application(fit.octets)
             runs = replay_models(chosen, fit.path, smss, application, dir_spec, options=options, seed=seed, limit_s=limit_s)
             out.append(DirectionReplay(c.id, d.name, d.vantage, "ok", fit, dir_spec.describe(), outcome("observed", ev, d.loss), runs))

@@ -3,13 +3,14 @@
 What the capture shows is measured; what it does not is an assumption, and :class:`PathFit`
 says which is which (``notes``):
 
-* base RTT: the smallest RTT sample of the direction (timestamps, else data/ACK pairs:
-  ``rtt_ts_ms`` / ``rtt_ms`` of the report), plus the capture point -> sender -> capture point
+* base RTT: the smallest RTT sample of the direction (data/ACK pairs and timestamps:
+  ``rtt_ms`` / ``rtt_ts_ms`` of the report), plus the capture point -> sender -> capture point
   turnaround when the capture was not made near the sender (DOMAIN.md section 1);
-* bottleneck: only when the RTT samples show a queue (the largest sample at least
-  :data:`QUEUE_SHOWN` times the smallest): the rate is the fastest delivery over any one
-  base RTT (cumulative-ACK progress over a window of one base RTT, the way BBR estimates
-  BtlBw), the queue the largest queueing delay at that rate, in segments. Otherwise there is no
+* bottleneck: only when the RTT samples show a queue (their 90th percentile at least
+  :data:`QUEUE_SHOWN` times the smallest; the percentile, not the largest, because a delayed ACK
+  stretches a few samples by its timer, up to 200-500 ms): the rate is the fastest delivery over any one
+  base RTT (octets cumulatively ACKed or SACKed over a window of one base RTT, the way BBR
+  estimates BtlBw), the queue the 90th-percentile queueing delay at that rate, in segments. Otherwise there is no
   bottleneck (the sender's window and the losses set the pace), and the notes say so;
 * receiver: SACK when the ACKs carried SACK blocks; delayed ACKs when the report infers them
   (fewer than 0.75 ACKs per data segment); the delayed-ACK timer is an assumption (40 ms, Linux's
@@ -25,8 +26,9 @@ import numpy as np
 
 from tcpsack_analyze.events import EventBatch
 from tcpsack_analyze.replay.simulate import NS, Path
+from tcpsack_analyze.scoreboard import Scoreboard
 
-QUEUE_SHOWN = 1.5  # largest RTT / smallest at least this: the capture shows a queue
+QUEUE_SHOWN = 1.2  # 90th-percentile RTT / smallest at least this: the capture shows a queue
 DEFAULT_DELACK_MS = 40.0
 
 
@@ -40,13 +42,30 @@ class PathFit:
     notes: tuple[str, ...]
 
 
-def delivery_rate(events: EventBatch, window_ns: int) -> float | None:
-    """The largest cumulative-ACK progress over any ``window_ns`` of ACKs, in octets/s."""
-    acks = events.is_ack & (events.ack >= 0)
-    if window_ns <= 0 or acks.sum() < 2:
+def delivered(events: EventBatch, smss: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ACK times, octets delivered by then) of a direction: the cumulative ACK plus the octets
+    SACKed above it, kept by the one scoreboard (RFC 6675 Update()), or, from a receiver that
+    does not SACK, one SMSS per duplicate ACK (as Linux's ``tcp_add_reno_sack``); never less than
+    before. So the cumulative ACK's jump at the end of a recovery is not a burst of delivery."""
+    acks = np.flatnonzero(events.is_ack & (events.ack >= 0))
+    board = Scoreboard(smss)
+    out = np.empty(acks.size, np.int64)
+    best = 0
+    for k, i in enumerate(acks.tolist()):
+        blocks = events.blocks(i)
+        board.update(int(events.ack[i]), blocks)
+        if events.dup[i] and not blocks:
+            board.update(board.high_ack, [(board.high_ack + smss, board.high_ack + 2 * smss + board.sacked_bytes)])
+        best = max(best, board.high_ack + board.sacked_bytes)
+        out[k] = best
+    return events.time_ns[acks], out
+
+
+def delivery_rate(events: EventBatch, window_ns: int, smss: int) -> float | None:
+    """The largest delivery (:func:`delivered`) over any ``window_ns`` of ACKs, in octets/s."""
+    t, cum = delivered(events, smss)
+    if window_ns <= 0 or t.size < 2:
         return None
-    t = events.time_ns[acks]
-    cum = np.maximum.accumulate(events.ack[acks])
     lo = np.searchsorted(t, t - window_ns, side="left")
     progress = cum - cum[lo]
     span = np.maximum(t - t[lo], window_ns)
@@ -59,7 +78,7 @@ def fit_path(
     smss: int,
     *,
     rtt_min_ms: float | None,
-    rtt_max_ms: float | None,
+    rtt_high_ms: float | None,
     turnaround_ns: int | None,
     near_sender: bool,
     delayed_acks: bool | None,
@@ -83,14 +102,14 @@ def fit_path(
                  + (f" + {extra / 1e6:.1f} ms turnaround to the sender" if extra else ""))
     rtt_ns += extra
     rate = queue = None
-    if rtt_max_ms is not None and rtt_max_ms >= QUEUE_SHOWN * rtt_min_ms:
-        rate = delivery_rate(events, rtt_ns)
+    if rtt_high_ms is not None and rtt_high_ms >= QUEUE_SHOWN * rtt_min_ms:
+        rate = delivery_rate(events, rtt_ns, smss)
         if rate is not None:
-            queue = max(1, round((rtt_max_ms - rtt_min_ms) * 1e6 / NS * rate / smss))
+            queue = max(1, round((rtt_high_ms - rtt_min_ms) * 1e6 / NS * rate / smss))
             notes.append(f"bottleneck {rate * 8 / 1e6:.3g} Mbit/s: fastest delivery over one base RTT; "
-                         f"queue {queue} segments: largest RTT - smallest at that rate")
+                         f"queue {queue} segments: 90th-percentile RTT - smallest at that rate")
     if rate is None:
-        notes.append("no bottleneck: the RTT samples show no queue (largest < "
+        notes.append("no bottleneck: the RTT samples show no queue (90th percentile < "
                      f"{QUEUE_SHOWN:g} x smallest)")
     sack = bool((events.nsack > 0).any())
     notes.append("receiver SACKs (the ACKs carry SACK blocks)" if sack else "receiver does not SACK")

@@ -23,6 +23,8 @@ import heapq
 from dataclasses import dataclass
 from itertools import count
 
+import numpy as np
+
 from tcpsack_analyze.acks import duplicate_ack
 from tcpsack_analyze.events import ACK, Ack, EventBatch, Send
 from tcpsack_analyze.lab.lossmodels import LossModel
@@ -56,11 +58,16 @@ class Path:
 @dataclass(frozen=True)
 class Trace:
     """What happened in one run: the sender's view (its sends, the ACKs it received), which
-    transmissions were dropped and why (per send in order: None, "loss" or "queue"), when the
-    last octet was acknowledged (None: not within the time limit)."""
+    transmissions were dropped and why (per send in order: None, "loss" or "queue"), the model's
+    cwnd and ssthresh (octets) and state after each ACK, when the last octet was acknowledged
+    (None: not within the time limit)."""
 
     events: EventBatch
     drops: tuple[str | None, ...]
+    ack_times_ns: np.ndarray
+    cwnd: np.ndarray
+    ssthresh: np.ndarray
+    states: tuple[str, ...]
     finished_ns: int | None
     timeouts: int
     recoveries: int
@@ -86,6 +93,8 @@ def run(sender: Sender, path: Path, loss: LossModel, *, limit_s: float = 3600.0)
     app_at: int | None = None
     last_ack: int | None = None
     drop = segment_dropper(loss)
+    series: list[tuple[int, int, int]] = []
+    states: list[str] = []
 
     def push(t: int, kind: int, data: object = None) -> None:
         heapq.heappush(heap, (t, next(order), kind, data))
@@ -150,6 +159,8 @@ def run(sender: Sender, path: Path, loss: LossModel, *, limit_s: float = 3600.0)
             sender.record += 1
             log.append(ack)
             sender.on_ack(ack)
+            series.append((now, sender.model.cwnd, sender.model.ssthresh))
+            states.append(sender.model.state.value)
             if sender.done:
                 finished = now
                 break
@@ -162,7 +173,9 @@ def run(sender: Sender, path: Path, loss: LossModel, *, limit_s: float = 3600.0)
         else:  # _APP
             act(now)
     m = sender.model
-    return Trace(EventBatch.of(log), tuple(drops), finished, m.timeouts, m.recoveries)
+    cols = np.asarray(series, np.int64).reshape(-1, 3)
+    return Trace(EventBatch.of(log), tuple(drops), cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2].copy(), tuple(states),
+                 finished, m.timeouts, m.recoveries)
 
 
 __all__ = ["NS", "Path", "Trace", "run"]
