@@ -29,8 +29,10 @@ class Outcome:
     """One transfer, observed or simulated (times in ms, rates in octets/s).
 
     ``duration_s`` runs from the first data send to the ACK that covered the last octet
-    (``finished``), else to the last ACK. ``slow_starts`` counts the initial one and one per
-    timeout episode (the cwnd "falling edges" of paper 000 that restart slow start).
+    (``finished``), else to the last ACK. ``timeouts``: the loss tracker's timer resends for a
+    capture, the model's RTO expiries for a simulated run (:mod:`.whatif`). ``slow_starts``
+    counts the initial one and one per timeout episode, or per entry into the model's loss state
+    (the cwnd "falling edges" of paper 000 that restart slow start).
     ``recovery_*_ms`` is per loss incident, from the first transmission of the lost segment to
     the ACK that covered it (``latency_ack_ms`` of the report). ``None``: no sample.
     """

@@ -3,11 +3,14 @@
 :func:`replay_model` runs one model (a registered name or a
 :class:`~tcpsack_analyze.models.base.SenderModel` subclass) as a sender over a
 :class:`~tcpsack_analyze.replay.simulate.Path` with a loss process, and measures the run with
-the capture's own loss stages (:mod:`.outcome`). :func:`replay_models` runs several on the same
+the capture's own loss stages (:mod:`.outcome`), except its timeouts and slow starts, which the
+model knows (a capture's are the loss tracker's reading: a lone segment resent by the timer
+looks like a tail loss probe to it). :func:`replay_models` runs several on the same
 path and the same seed: every model meets the same sequence of fates by transmission number.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,7 +52,15 @@ def replay_model(
     sender = Sender(cls(smss, options or SenderOptions.rfc()), application)
     trace = run(sender, path, loss.make(seed), limit_s=limit_s)
     name = model_name(model)
-    return ModelReplay(name, outcome(name, trace.events, summarize_events(trace.events, smss)), trace)
+    measured = outcome(name, trace.events, summarize_events(trace.events, smss))
+    return ModelReplay(name, dataclasses.replace(measured, timeouts=trace.timeouts, slow_starts=slow_starts(trace)), trace)
+
+
+def slow_starts(trace: Trace) -> int:
+    """The initial slow start and one per entry into the loss state (an RTO, or Tahoe's fast
+    retransmit): the model's own cwnd falling edges."""
+    states = trace.states
+    return 1 + sum(1 for before, after in zip(("",) + states, states) if after == "loss" and before != "loss")
 
 
 def replay_models(
