@@ -5,12 +5,9 @@ import sys
 
 import click
 
-from tcpsack_analyze.cli.infer import _model
+from tcpsack_analyze.cli.infer import _model, finish, read_capture
 from tcpsack_analyze.cli.options import refuse_overwrite
-from tcpsack_analyze.cli.report import EXIT_ERROR, EXIT_INCOMPLETE
-from tcpsack_analyze.errors import CaptureError
 from tcpsack_analyze.models import MODELS, SenderOptions
-from tcpsack_analyze.reader.bpf import FilterError
 from tcpsack_analyze.replay.capture import APPS, CaptureReplay
 from tcpsack_analyze.replay.render import RENDERERS
 
@@ -67,22 +64,12 @@ def replay(capture: str, model_names: tuple[str, ...], loss: str, seed: int, pro
         raise click.BadParameter(str(exc), param_hint="--loss") from None
     models = [_model(m) for m in model_names] or None
     options = SenderOptions.linux() if profile == "linux" else SenderOptions.rfc()
-    try:
-        result = replay_capture(capture, models, loss, options=options, seed=seed, app=app, conn=conn_ids or None,
-                                filter=bpf, delack_ms=delack_ms)
-    except FilterError as exc:
-        raise click.UsageError(str(exc)) from None
-    except CaptureError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
-    if conn_ids and not result.directions:
-        raise click.UsageError(f"{capture}: no connection {', '.join(map(str, conn_ids))} in the capture")
+    result = read_capture(capture, conn_ids, lambda: replay_capture(
+        capture, models, loss, options=options, seed=seed, app=app, conn=conn_ids or None, filter=bpf, delack_ms=delack_ms))
     sys.stdout.write(RENDERERS[fmt](result))
     if table is not None:
         _write_table(table, result)
-    for line in result.warnings:
-        click.echo(f"warning: {line}", err=True)
-    sys.exit(0 if result.complete else EXIT_INCOMPLETE)
+    finish(result)
 
 
 def _write_table(path: str, result: CaptureReplay) -> None:

@@ -103,22 +103,17 @@ def replay_capture(
     ``observed`` (the sender's observed pace of new data as the application's writes: for thin
     or application-limited streams). Raises CaptureError when nothing could be read.
     """
-    from tcpsack_analyze.analysis import analyze
-    from tcpsack_analyze.models.infer import sender_mss, streams_of
+    from tcpsack_analyze.models.infer import selected, sender_mss
     from tcpsack_analyze.replay.loss import parse
 
     if app not in APPS:
         raise ValueError(f"app must be one of {', '.join(APPS)}, not {app!r}")
     spec = parse(loss) if isinstance(loss, str) else loss
     chosen = list(models) if models else sorted(MODELS)
-    analysis = analyze(capture, filter)
+    analysis, conns, streams, facts = selected(capture, conn, filter)
     report = analysis.report
-    wanted = {c.id for c in report.connections if conn is None or c.id in conn}
-    streams, facts = streams_of(capture, wanted, filter)
     out = []
-    for c in report.connections:
-        if c.id not in wanted:
-            continue
+    for c in conns:
         for d, peer in ((c.a2b, c.b2a), (c.b2a, c.a2b)):
             ev = streams.get((c.id, d.name), EventBatch.empty())
             smss = sender_mss(ev, d.mss)
