@@ -8,6 +8,8 @@ from pathlib import Path as FsPath
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tcpbuild import Conversation
 
 from tcpsack_analyze.cli import main
@@ -128,6 +130,15 @@ def test_lost_retransmission_is_lost_again_by_position() -> None:
     assert o.lost == 2 and o.timeouts == 1  # the resend lost too: only the timer repairs it (RFC 6675 5.1)
 
 
+def test_sack_model_with_a_receiver_that_does_not_sack_never_stalls() -> None:
+    """Found by the property below: blocks a SACK model emulates from duplicate ACKs can cover
+    the hole after a partial ACK; go-back-N after the RTO must not skip it (only real SACK
+    blocks are skipped), else the transfer never ends."""
+    run = replay_model("sack", Path(1 * MS, sack=False, delayed_acks=False), 536, 19_297, LossSpec("random", p=0.125),
+                       options=SenderOptions.linux(), seed=0)
+    assert run.outcome.finished and run.outcome.timeouts == 1 and run.outcome.slow_starts == 2
+
+
 def test_thin_application_and_rescue() -> None:
     app = Application(4_000, write=400, interval_ns=250 * MS)
     assert [app.available(t * MS) for t in (0, 249, 250, 10_000)] == [400, 400, 800, 4_000]
@@ -204,3 +215,40 @@ def test_cli_bad_input(tmp_path: FsPath) -> None:
     junk.write_bytes(b"not a capture at all")
     r = CliRunner().invoke(main, ["replay", str(junk)])
     assert r.exit_code == 1 and r.output.startswith("error: ") and "Traceback" not in r.output
+
+
+# ------------------------------------------------------------------ properties
+
+@settings(max_examples=40, deadline=None)
+@given(
+    model=st.sampled_from(["tahoe", "reno", "newreno", "sack", "ksack", "cubic"]),
+    p=st.floats(0.0, 0.15),
+    seed=st.integers(0, 2**31),
+    octets=st.integers(1, 120_000),
+    smss=st.sampled_from([536, 1448]),
+    rtt_ms=st.integers(1, 300),
+    sack=st.booleans(),
+    delayed=st.booleans(),
+    queue=st.sampled_from([None, 2, 20]),
+    linux=st.booleans(),
+)
+def test_every_run_delivers_everything_and_repeats(model, p, seed, octets, smss, rtt_ms, sack, delayed, queue, linux) -> None:  # type: ignore[no-untyped-def]
+    """Whatever the model, path and losses: the transfer completes, its ACKs never go back, SACK
+    blocks lie above the cumulative ACK (at most 3, only from a SACK receiver), every drop is
+    repaired by a later copy, and the same inputs give the same run."""
+    path = Path(rtt_ms * MS, rate_Bps=None if queue is None else 125_000, queue=queue, sack=sack, delayed_acks=delayed)
+    opts = SenderOptions.linux() if linux else SenderOptions.rfc()
+    run = replay_model(model, path, smss, octets, LossSpec("random", p=p), options=opts, seed=seed)
+    o, ev = run.outcome, run.trace.events
+    assert o.finished and o.octets == octets
+    acks = ev.ack[ev.is_ack]
+    assert (np.diff(acks) >= 0).all() and acks[-1] == octets + 1
+    for i in np.flatnonzero(ev.is_ack).tolist():
+        blocks = ev.blocks(i)
+        assert len(blocks) <= 3 and (sack or not blocks)
+        assert all(ev.ack[i] < lo < hi for lo, hi in blocks)
+    sends = np.flatnonzero(ev.is_send)
+    assert len(run.trace.drops) == sends.size
+    assert o.retransmissions >= sum(d is not None for d in run.trace.drops)
+    again = replay_model(model, path, smss, octets, LossSpec("random", p=p), options=opts, seed=seed)
+    assert again.outcome == o and again.trace.drops == run.trace.drops

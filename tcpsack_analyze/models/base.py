@@ -239,6 +239,12 @@ class SenderModel(ABC):
         return self.send_window() >= (self.smss if length is None else length)
 
     @property
+    def receiver_sacks(self) -> bool:
+        """The receiver has sent SACK blocks (else a SACK model's scoreboard holds blocks it
+        emulated from duplicate ACKs, which can claim a hole after a partial ACK)."""
+        return self._sack_seen
+
+    @property
     def thin(self) -> bool:
         """At most ``thin_threshold`` segments in flight (DOMAIN.md section 6)."""
         return self.flight <= self.options.thin_threshold * self.smss

@@ -12,7 +12,8 @@ to the model (``on_send``), so the same model code runs both loops:
   other holes, then one rescue retransmission (:meth:`~tcpsack_analyze.scoreboard.Scoreboard.next_seg`);
 * after a timeout (state ``loss``, also Tahoe's fast retransmit), go-back-N from the cumulative
   ACK up to what was sent before (RFC 5681 section 3.1), skipping SACKed data when the scoreboard
-  kept it;
+  kept it (only real SACK blocks: blocks a SACK model emulated from a non-SACK receiver's
+  duplicate ACKs can cover a hole after a partial ACK, and skipping it would stall the transfer);
 * otherwise new data while the window allows and the application has some.
 
 The application (:class:`Application`) is a bulk transfer of ``total`` octets, or writes at
@@ -86,6 +87,7 @@ class Sender:
     start: int = 1
     sent: list[Send] = field(default_factory=list)
     record: int = 0  # the next record number (shared with the ACKs by the simulator)
+    loss_entries: int = 0  # entries into the loss state (an RTO, Tahoe's fast retransmit): cwnd falling edges
     _gbn: int | None = None  # go-back-N's next octet in the loss state
     _head_due: bool = False  # the first unacknowledged segment must go now
 
@@ -99,6 +101,7 @@ class Sender:
         before_state, before_una = m.state, m.board.high_ack
         m.on_ack(ack)
         if m.state is LOSS and before_state is not LOSS:
+            self.loss_entries += 1
             self._gbn = m.board.high_ack  # Tahoe: fast retransmit, then go-back-N in slow start
         elif m.state is RECOVERY and before_state is not RECOVERY:
             self._head_due = True  # fast retransmit
@@ -109,6 +112,8 @@ class Sender:
             self._gbn = None
 
     def on_timeout(self, now: int) -> None:
+        if self.model.state is not LOSS:
+            self.loss_entries += 1
         self.model.on_timeout(now)
         self._gbn = self.model.board.high_ack
         self._head_due = False
@@ -140,7 +145,7 @@ class Sender:
                 return una, min(una + smss, high), True, False
         if m.state is LOSS and self._gbn is not None:
             self._gbn = max(self._gbn, una)
-            for a, b in board.sacked_ranges():  # SACKed octets kept across the RTO: skip them
+            for a, b in board.sacked_ranges() if m.receiver_sacks else ():  # SACKed octets kept across the RTO
                 if a <= self._gbn < b:
                     self._gbn = b
             if self._gbn < high:

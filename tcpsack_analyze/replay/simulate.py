@@ -60,7 +60,8 @@ class Trace:
     """What happened in one run: the sender's view (its sends, the ACKs it received), which
     transmissions were dropped and why (per send in order: None, "loss" or "queue"), the model's
     cwnd and ssthresh (octets) and state after each ACK, when the last octet was acknowledged
-    (None: not within the time limit)."""
+    (None: not within the time limit), the model's RTO expiries and recoveries, and its entries
+    into the loss state (an RTO, or Tahoe's fast retransmit: the cwnd falling edges)."""
 
     events: EventBatch
     drops: tuple[str | None, ...]
@@ -71,6 +72,7 @@ class Trace:
     finished_ns: int | None
     timeouts: int
     recoveries: int
+    loss_entries: int
 
 
 _ARRIVE, _ACK, _DELACK, _RTO, _APP = range(5)
@@ -175,7 +177,7 @@ def run(sender: Sender, path: Path, loss: LossModel, *, limit_s: float = 3600.0)
     m = sender.model
     cols = np.asarray(series, np.int64).reshape(-1, 3)
     return Trace(EventBatch.of(log), tuple(drops), cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2].copy(), tuple(states),
-                 finished, m.timeouts, m.recoveries)
+                 finished, m.timeouts, m.recoveries, sender.loss_entries)
 
 
 __all__ = ["NS", "Path", "Trace", "run"]

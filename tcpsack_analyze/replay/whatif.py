@@ -53,14 +53,7 @@ def replay_model(
     trace = run(sender, path, loss.make(seed), limit_s=limit_s)
     name = model_name(model)
     measured = outcome(name, trace.events, summarize_events(trace.events, smss))
-    return ModelReplay(name, dataclasses.replace(measured, timeouts=trace.timeouts, slow_starts=slow_starts(trace)), trace)
-
-
-def slow_starts(trace: Trace) -> int:
-    """The initial slow start and one per entry into the loss state (an RTO, or Tahoe's fast
-    retransmit): the model's own cwnd falling edges."""
-    states = trace.states
-    return 1 + sum(1 for before, after in zip(("",) + states, states) if after == "loss" and before != "loss")
+    return ModelReplay(name, dataclasses.replace(measured, timeouts=trace.timeouts, slow_starts=1 + trace.loss_entries), trace)
 
 
 def replay_models(
