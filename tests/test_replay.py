@@ -170,6 +170,20 @@ def test_replay_capture_observed_losses() -> None:
     assert list(df["label"]) == ["observed", "sack", "reno"] and set(df["direction"]) == {"a2b"}
 
 
+def test_receiver_side_thin_stream_and_fitted_ge() -> None:
+    """Near the receiver the base RTT takes the turnaround to the sender; a thin stream keeps its
+    pace with the observed application; ``ge`` replays the report's Gilbert-Elliott fit."""
+    d = replay_capture(str(ROOT / "sample_traces/lab_receiver_side/receiver.pcap"), ["sack"]).directions[0]
+    assert d.vantage == "near receiver" and d.fit is not None and d.fit.path.rtt_ns > 45 * MS
+    assert "turnaround to the sender" in d.fit.notes[0] and d.fit.path.rate_Bps is None
+    thin = replay_capture(str(ROOT / "sample_traces/lab_thin_stream/sender.pcap"), ["reno"], app="observed").directions[0]
+    assert thin.observed is not None and thin.fit is not None and thin.fit.smss == 100
+    o = thin.runs[0].outcome
+    assert o.finished and abs(o.duration_s - thin.observed.duration_s) < 0.05 * thin.observed.duration_s  # the app's pace
+    ge = replay_capture(RENO, ["sack"], loss="ge", seed=3).directions[0]
+    assert ge.loss.startswith("Gilbert-Elliott fitted to the capture") and ge.runs[0].outcome.lost > 0
+
+
 def test_one_way_capture_says_so(tmp_path: FsPath) -> None:
     c = Conversation()
     c.send("a", 0.0, 0, flags="S")

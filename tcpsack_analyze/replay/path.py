@@ -7,7 +7,8 @@ says which is which (``notes``):
   ``rtt_ms`` / ``rtt_ts_ms`` of the report), plus the capture point -> sender -> capture point
   turnaround when the capture was not made near the sender (DOMAIN.md section 1);
 * bottleneck: only when the RTT samples show a queue (their 90th percentile at least
-  :data:`QUEUE_SHOWN` times the smallest; the percentile, not the largest, because a delayed ACK
+  :data:`QUEUE_SHOWN` times the smallest, both with the turnaround added away from the sender,
+  where the samples cover only the path beyond the capture point; the percentile, not the largest, because a delayed ACK
   stretches a few samples by its timer, up to 200-500 ms): the rate is the fastest delivery over any one
   base RTT (octets cumulatively ACKed or SACKed over a window of one base RTT, the way BBR
   estimates BtlBw), the queue the 90th-percentile queueing delay at that rate, in segments. Otherwise there is no
@@ -98,11 +99,14 @@ def fit_path(
     notes = []
     rtt_ns = int(rtt_min_ms * 1e6)
     extra = 0 if near_sender else (turnaround_ns or 0)
-    notes.append(f"base RTT {rtt_ns / 1e6:.1f} ms: smallest RTT sample"
-                 + (f" + {extra / 1e6:.1f} ms turnaround to the sender" if extra else ""))
+    if extra:
+        notes.append(f"base RTT {(rtt_ns + extra) / 1e6:.1f} ms: smallest RTT sample beyond the capture point "
+                     f"({rtt_ns / 1e6:.2f} ms) + {extra / 1e6:.1f} ms turnaround to the sender")
+    else:
+        notes.append(f"base RTT {rtt_ns / 1e6:.1f} ms: smallest RTT sample")
     rtt_ns += extra
     rate = queue = None
-    if rtt_high_ms is not None and rtt_high_ms >= QUEUE_SHOWN * rtt_min_ms:
+    if rtt_high_ms is not None and rtt_high_ms * 1e6 + extra >= QUEUE_SHOWN * rtt_ns:
         rate = delivery_rate(events, rtt_ns, smss)
         if rate is not None:
             queue = max(1, round((rtt_high_ms - rtt_min_ms) * 1e6 / NS * rate / smss))

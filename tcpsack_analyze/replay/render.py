@@ -19,7 +19,8 @@ SCHEMA_VERSION = 1
 
 
 def _num(x: float | None, fmt: str) -> str:
-    return "-" if x is None else format(x, fmt)
+    """``x`` in ``fmt`` (e.g. ``8.0f``), or ``-`` right-aligned to the same width."""
+    return "-".rjust(int(fmt.split(".")[0] or 0)) if x is None else format(x, fmt)
 
 
 def _row(o: Outcome) -> str:
