@@ -168,6 +168,11 @@ def test_replay_capture_observed_losses() -> None:
     assert reno.timeouts > 0 and reno.throughput_Bps < sack.throughput_Bps
     df = r.frame()
     assert list(df["label"]) == ["observed", "sack", "reno"] and set(df["direction"]) == {"a2b"}
+    inc = r.incidents_df()  # recovery time per incident, observed and each model
+    per = inc.groupby("label")["recovery_ms"]
+    for row in df.itertuples():
+        assert per.count()[row.label] > 0
+        assert abs(per.mean()[row.label] - row.recovery_mean_ms) < 1e-6 and abs(per.max()[row.label] - row.recovery_max_ms) < 1e-6
 
 
 def test_receiver_side_thin_stream_and_fitted_ge() -> None:

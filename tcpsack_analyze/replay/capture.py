@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tcpsack_analyze.events import Dir, EventBatch
+from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.models.base import MODELS, SenderModel, SenderOptions
 from tcpsack_analyze.replay.loss import LossSpec, lost_copies
 from tcpsack_analyze.replay.outcome import Outcome, outcome
@@ -42,6 +43,7 @@ class DirectionReplay:
     loss: str  # the loss process, in words
     observed: Outcome | None
     runs: tuple[ModelReplay, ...]
+    observed_loss: LossResult | None = None  # the capture's loss records of this direction
 
     @property
     def outcomes(self) -> tuple[Outcome, ...]:
@@ -69,6 +71,26 @@ class CaptureReplay:
 
         columns = ["conn", "direction", *Outcome.__dataclass_fields__]
         rows = [{"conn": d.conn, "direction": d.direction, **asdict(o)} for d in self.directions for o in d.outcomes]
+        return pd.DataFrame(rows, columns=columns)
+
+    def incidents_df(self) -> pd.DataFrame:
+        """One row per loss incident (a segment that needed repair) per direction and transfer
+        (``observed``, then each model): its octets, retransmissions, and recovery time, first
+        transmission to the ACK that covered it (``recovery_ms``; DOMAIN.md section 5)."""
+        import pandas as pd
+
+        columns = ["conn", "direction", "label", "start", "end", "first_s", "retransmissions", "lost_transmissions",
+                   "recovery_ms"]
+        rows = []
+        for d in self.directions:
+            labelled = ([("observed", d.observed_loss)] if d.observed_loss is not None else []) + [(r.model, r.loss) for r in d.runs]
+            for label, res in labelled:
+                for inc in res.incidents:
+                    if not inc.lost:
+                        continue
+                    latency = None if inc.covered_ns is None else (inc.covered_ns - inc.first_ns) / 1e6
+                    rows.append((d.conn, d.direction, label, inc.start, inc.end, inc.first_ns / 1e9, inc.retransmissions,
+                                 inc.lost_transmissions, latency))
         return pd.DataFrame(rows, columns=columns)
 
 
@@ -141,7 +163,7 @@ def replay_capture(
                     "the queue delays but drops nothing: the observed losses include its drops",))
             application = observed_app(ev) if app == "observed" else Application(fit.octets)
             runs = replay_models(chosen, fit.path, smss, application, dir_spec, options=options, seed=seed, limit_s=limit_s)
-            out.append(DirectionReplay(c.id, d.name, d.vantage, "ok", fit, dir_spec.describe(), outcome("observed", ev, d.loss), runs))
+            out.append(DirectionReplay(c.id, d.name, d.vantage, "ok", fit, dir_spec.describe(), outcome("observed", ev, d.loss), runs, res))
     names = tuple(model_name(m) for m in chosen)
     label = loss if isinstance(loss, str) else loss.kind
     return CaptureReplay(capture, names, label, seed, tuple(out), report.capture.complete, tuple(report.capture.warnings))

@@ -18,7 +18,7 @@ import numpy as np
 from tcpsack_analyze.events import EventBatch, StreamFacts
 from tcpsack_analyze.loss.records import RTO
 from tcpsack_analyze.loss.summary import LossSummary, summarize
-from tcpsack_analyze.loss.tracker import LossTracker
+from tcpsack_analyze.loss.tracker import LossResult, LossTracker
 from tcpsack_analyze.rtt import RttSampler
 
 NS = 1_000_000_000
@@ -54,14 +54,20 @@ class Outcome:
     recovery_max_ms: float | None
 
 
-def summarize_events(events: EventBatch, smss: int) -> LossSummary:
-    """The report's loss section of a sender-side event stream (a simulated run's)."""
+def track_events(events: EventBatch, smss: int) -> LossResult:
+    """The loss tracker's records of a sender-side event stream (a simulated run's)."""
     sampler = RttSampler()
     tracker = LossTracker(0)
     rtt = sampler.feed(events)
     now = int(events.time_ns[-1]) if len(events) else 0
     tracker.feed(events, now=now, facts=StreamFacts(smss, 0, 0, None), rtt=rtt)
-    res = tracker.finish()
+    return tracker.finish()
+
+
+def summarize_events(events: EventBatch, smss: int, res: LossResult | None = None) -> LossSummary:
+    """The report's loss section of a sender-side event stream (``res``: its tracker's records,
+    when already made)."""
+    res = res if res is not None else track_events(events, smss)
     data = int(events.is_data.sum())
     return summarize(res, throughput_Bps=None, mss=smss, data_packets=data, peer_acks=int(events.is_ack.sum()),
                      gilbert_elliott=None)
@@ -112,4 +118,4 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return a / b
 
 
-__all__ = ["Outcome", "outcome", "ratio", "summarize_events", "transfer_span"]
+__all__ = ["Outcome", "outcome", "ratio", "summarize_events", "track_events", "transfer_span"]

@@ -14,20 +14,23 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.models.base import SenderModel, SenderOptions, model_class
 from tcpsack_analyze.replay.loss import LossSpec
-from tcpsack_analyze.replay.outcome import Outcome, outcome, summarize_events
+from tcpsack_analyze.replay.outcome import Outcome, outcome, summarize_events, track_events
 from tcpsack_analyze.replay.sender import Application, Sender
 from tcpsack_analyze.replay.simulate import Path, Trace, run
 
 
 @dataclass(frozen=True)
 class ModelReplay:
-    """One model's simulated transfer: what it achieved and the run itself."""
+    """One model's simulated transfer: what it achieved, the run itself, and the loss tracker's
+    records of it (incidents, retransmissions, episodes, as for a capture)."""
 
     model: str
     outcome: Outcome
     trace: Trace
+    loss: LossResult
 
 
 def model_name(model: str | type[SenderModel]) -> str:
@@ -52,8 +55,9 @@ def replay_model(
     sender = Sender(cls(smss, options or SenderOptions.rfc()), application)
     trace = run(sender, path, loss.make(seed), limit_s=limit_s)
     name = model_name(model)
-    measured = outcome(name, trace.events, summarize_events(trace.events, smss))
-    return ModelReplay(name, dataclasses.replace(measured, timeouts=trace.timeouts, slow_starts=1 + trace.loss_entries), trace)
+    res = track_events(trace.events, smss)
+    measured = outcome(name, trace.events, summarize_events(trace.events, smss, res))
+    return ModelReplay(name, dataclasses.replace(measured, timeouts=trace.timeouts, slow_starts=1 + trace.loss_entries), trace, res)
 
 
 def replay_models(
