@@ -139,6 +139,18 @@ def test_sack_model_with_a_receiver_that_does_not_sack_never_stalls() -> None:
     assert run.outcome.finished and run.outcome.timeouts == 1 and run.outcome.slow_starts == 2
 
 
+def test_bundling_resends_carry_the_outstanding_data() -> None:
+    """Paper 001 section 4.3.2 (Linux's tcp_retrans_collapse): the resend of a lost small segment
+    carries the segments sent after it, up to SMSS; without bundling it repeats the segment."""
+    app = Application(400, write=100, interval_ns=1 * MS)  # four 100-octet segments, 1 ms apart
+    lost = LossSpec.observed(((1, 101, 0),))
+    for bundle, end in ((True, 401), (False, 101)):
+        run = replay_model("reno", Path(100 * MS, delayed_acks=False), 1448, app, lost, bundle=bundle)
+        ev = run.trace.events
+        resent = [(int(ev.start[i]), int(ev.end[i])) for i in np.flatnonzero(ev.is_send) if ev.placement[i] == 1]
+        assert resent[0] == (1, end) and run.outcome.finished and run.outcome.timeouts == 0
+
+
 def test_thin_application_and_rescue() -> None:
     app = Application(4_000, write=400, interval_ns=250 * MS)
     assert [app.available(t * MS) for t in (0, 249, 250, 10_000)] == [400, 400, 800, 4_000]

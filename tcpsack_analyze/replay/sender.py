@@ -20,9 +20,14 @@ The application (:class:`Application`) is a bulk transfer of ``total`` octets, o
 given times (a thin stream: ``write`` octets every ``interval_ns``, as paper 001's game and sensor
 traffic; or the times a capture's sender first sent each octet).
 
+A resend carries the outstanding data after it, up to SMSS (``bundle``, the default: Linux's
+``tcp_retrans_collapse``, paper 001 section 4.3.2's piggybacking in retransmitted packets, which
+matters for thin streams of small segments); with ``bundle=False`` it repeats the segment first
+sent from there.
+
 Left out: tail loss probes and RACK's reordering timer (no timer besides the RTO), pacing,
-Nagle, bundling of unacknowledged data into new segments, and segments shorter than SMSS except
-at the end of what the application has written.
+Nagle, bundling of unacknowledged data into *new* segments (paper 001 section 4.3.1), and
+segments shorter than SMSS except at the end of what the application has written.
 """
 from __future__ import annotations
 
@@ -88,6 +93,8 @@ class Sender:
     sent: list[Send] = field(default_factory=list)
     record: int = 0  # the next record number (shared with the ACKs by the simulator)
     loss_entries: int = 0  # entries into the loss state (an RTO, Tahoe's fast retransmit): cwnd falling edges
+    bundle: bool = True  # a resend carries the outstanding data after it, up to SMSS (module docstring)
+    _bounds: dict[int, int] = field(default_factory=dict)  # first octet -> end of each new segment (bundle off)
     _gbn: int | None = None  # go-back-N's next octet in the loss state
     _head_due: bool = False  # the first unacknowledged segment must go now
 
@@ -142,26 +149,40 @@ class Sender:
         if self._head_due:
             self._head_due = False
             if una < high:
-                return una, min(una + smss, high), True, False
+                return una, self._resend_end(una), True, False
         if m.state is LOSS and self._gbn is not None:
             self._gbn = max(self._gbn, una)
             for a, b in board.sacked_ranges() if m.receiver_sacks else ():  # SACKed octets kept across the RTO
                 if a <= self._gbn < b:
                     self._gbn = b
             if self._gbn < high:
-                return self._gbn, min(self._gbn + smss, high), False, False
+                return self._gbn, self._resend_end(self._gbn), False, False
         new = self.start + self.app.available(now) - high
         if m.uses_sack and m.state is RECOVERY:
             window_end = una + m.rwnd if m.rwnd is not None else None
             nxt = board.next_seg(max(new, 0), window_end)
-            return None if nxt is None else (nxt.start, nxt.end, False, nxt.rule == 4)
+            if nxt is None:
+                return None
+            end = nxt.end if nxt.start >= high or self.bundle else min(nxt.end, self._resend_end(nxt.start))
+            return nxt.start, end, False, nxt.rule == 4
         if new > 0:
             return high, high + min(smss, new), False, False
         return None
 
+    def _resend_end(self, start: int) -> int:
+        """Where a resend from ``start`` ends: up to SMSS of what is outstanding (bundled), or
+        the end of the segment first sent from there."""
+        board = self.model.board
+        full = min(start + self.model.smss, board.high_data)
+        return full if self.bundle else min(self._bounds.get(start, full), full)
+
     def _send(self, now: int, start: int, end: int, resent: bool, rescue: bool) -> Send:
         send = Send(now, self.record, start, end, PSH_ACK, now, Placement.REXMIT if resent else Placement.NEW)
         self.record += 1
+        if not resent and not self.bundle:
+            self._bounds[start] = end
+            if len(self._bounds) > 4096:  # forget the acknowledged ones now and then
+                self._bounds = {a: b for a, b in self._bounds.items() if b > self.model.board.high_ack}
         self.model.on_send(send, rescue=rescue)
         if self._gbn is not None and start == self._gbn:
             self._gbn = end

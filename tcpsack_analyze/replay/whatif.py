@@ -48,11 +48,13 @@ def replay_model(
     options: SenderOptions | None = None,
     seed: int = 0,
     limit_s: float = 3600.0,
+    bundle: bool = True,
 ) -> ModelReplay:
-    """Run ``model`` as the sender of ``app`` (or a bulk transfer of that many octets)."""
+    """Run ``model`` as the sender of ``app`` (or a bulk transfer of that many octets);
+    ``bundle``: resends carry the outstanding data after them, up to SMSS (:mod:`.sender`)."""
     cls = model_class(model)
     application = app if isinstance(app, Application) else Application(app)
-    sender = Sender(cls(smss, options or SenderOptions.rfc()), application)
+    sender = Sender(cls(smss, options or SenderOptions.rfc()), application, bundle=bundle)
     trace = run(sender, path, loss.make(seed), limit_s=limit_s)
     name = model_name(model)
     res = track_events(trace.events, smss)
