@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tcpsack_analyze.events import Dir, EventBatch
+from tcpsack_analyze.events import Dir, EventBatch, Placement
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.models.base import MODELS, SenderModel, SenderOptions
 from tcpsack_analyze.replay.loss import LossSpec, lost_copies
@@ -97,7 +97,7 @@ class CaptureReplay:
 def observed_app(events: EventBatch) -> Application:
     """The application as the capture shows it: by each time, the octets the sender had first
     sent (a lower bound of what it had written; for a bulk sender it is its own pace)."""
-    new = events.is_data & (events.placement == 0)
+    new = events.is_data & (events.placement == Placement.NEW)
     t = events.time_ns[new] - int(events.time_ns[new][0])
     high = np.maximum.accumulate(events.end[new]) - int(events.start[new].min())
     keep = np.append(t[1:] != t[:-1], True)  # the last of the sends at one instant

@@ -31,9 +31,8 @@ segments shorter than SMSS except at the end of what the application has written
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from tcpsack_analyze.events import Ack, Placement, Send
 from tcpsack_analyze.models.base import LOSS, RECOVERY, SenderModel
@@ -69,7 +68,7 @@ class Application:
         if self.interval_ns is not None:
             return min(self.total, (now // self.interval_ns + 1) * self.write)
         if self.times_ns:
-            k = int(np.searchsorted(self.times_ns, now, side="right"))
+            k = bisect_right(self.times_ns, now)
             return self.written[k - 1] if k else 0
         return self.total
 
@@ -79,7 +78,7 @@ class Application:
             return None
         if self.interval_ns is not None:
             return (now // self.interval_ns + 1) * self.interval_ns
-        k = int(np.searchsorted(self.times_ns, now, side="right"))
+        k = bisect_right(self.times_ns, now)
         return self.times_ns[k] if k < len(self.times_ns) else None
 
 
