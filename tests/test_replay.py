@@ -283,3 +283,16 @@ def test_every_run_delivers_everything_and_repeats(model, p, seed, octets, smss,
     assert o.retransmissions >= sum(d is not None for d in run.trace.drops)
     again = replay_model(model, path, smss, octets, LossSpec("random", p=p), options=opts, seed=seed)
     assert again.outcome == o and again.trace.drops == run.trace.drops
+
+
+def test_the_docs_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/replay.md's Python block runs as written (from the repository's root)."""
+    import re
+
+    doc = ROOT / "docs" / "replay.md"
+    block = next(b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL) if "replay_capture" in b)
+    monkeypatch.chdir(ROOT)
+    scope: dict[str, object] = {}
+    exec(compile(block, str(doc), "exec"), scope)  # noqa: S102 - our own documentation
+    runs = scope["runs"]
+    assert [x.model for x in runs] == ["reno", "sack"]  # type: ignore[attr-defined]
