@@ -144,3 +144,7 @@ def test_compare_bad_options_exit_2():
     assert _run("lab_bottleneck/sender.pcap", "--baseline", "x").returncode == 2
     r = _run("lab_bottleneck/sender.pcap", "lab_thin_stream/sender.pcap", "--rule", "troughput_ratio > 1")
     assert r.returncode == 2 and "not a compared metric" in r.stderr
+    one = _run("lab_bottleneck/sender.pcap")  # a side-by-side of one item has no ratio to show
+    assert one.returncode == 2 and one.stderr.count("\n") == 1 and "--flows" in one.stderr and not one.stdout
+    flows = _run("lab_bottleneck/sender.pcap", "--flows")  # its two flows do compare
+    assert flows.returncode == 0 and "Jain's fairness index across the 2 items" in flows.stdout

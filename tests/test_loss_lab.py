@@ -53,11 +53,17 @@ def test_every_kernel_retransmission_is_found_and_nothing_else(sender_scores: di
 
 
 def test_triggers_agree_with_the_kernel_state(sender_scores: dict[str, Score]) -> None:
-    matched = sum(s.retrans_matched for s in sender_scores.values())
-    agree = sum(s.trigger_agreement * s.retrans_matched for s in sender_scores.values())
-    assert agree / matched >= 0.95
+    # issue 13's bar: >= 97% on the corpus with SACK and on the one without; per run, only
+    # lab_thin_stream misses one (rel. seq 12001, resent 200 ms after an RTO of 11801 at a SACK
+    # hole: the kernel had left Loss for Recovery, by its F-RTO/undo logic that we do not model;
+    # we keep the timeout episode until its recovery point)
+    for corpus in ("sack", "nosack"):
+        part = [s for name, s in sender_scores.items() if ("nosack" in name) == (corpus == "nosack")]
+        matched = sum(s.retrans_matched for s in part)
+        agree = sum(s.trigger_agreement * s.retrans_matched for s in part)
+        assert matched >= 300 and agree / matched >= 0.99, corpus
     for name, s in sender_scores.items():
-        assert s.trigger_agreement >= 0.85, (name, s.summary(), s.trigger_confusion)
+        assert s.trigger_agreement == 1.0 or (name == "lab_thin_stream" and s.trigger_agreement >= 0.93), (name, s.summary(), s.trigger_confusion)
     tlp = sum(s.tlp_truth for s in sender_scores.values())
     tlp_found = sum(s.tlp_recall * s.tlp_truth for s in sender_scores.values())
     assert tlp >= 20 and tlp_found / tlp >= 0.9
@@ -73,15 +79,18 @@ def test_lost_transmissions_equal_the_drop_log(sender_scores: dict[str, Score]) 
     found = sum(s.drops_matched for s in sender_scores.values())
     ours = sum(s.drops_ours for s in sender_scores.values())
     assert needed >= 300
-    assert found / needed >= 0.98 and found / ours >= 0.98, {k: s.summary() for k, s in sender_scores.items()}
+    assert found / needed >= 0.995 and found / ours >= 0.995, {k: s.summary() for k, s in sender_scores.items()}
+    # a tail-loss probe whose original's SACK came back sooner than the probe's own could is
+    # unneeded, and its original not lost (lab_thin_stream, thin_300)
+    assert found == ours
 
 
 def test_burst_histogram_equals_the_drop_logs(sender_scores: dict[str, Score]) -> None:
     """Ours from analyze() against the drop log's runs over the transmissions a sender-side
     analysis can know of (drops of copies an earlier copy had already delivered leave no trace:
-    nothing resends them; lab/scoring.drops_seen). Equal on every run but the three holding one
-    of the lab's three residual loss errors (a needed resend called spurious, or a spurious one
-    not recognised), and there off by at most those."""
+    nothing resends them; lab/scoring.drops_seen). Equal on every run but nosack_random10, whose
+    three needed go-back-N resends the capture cannot tell from unneeded ones (see
+    test_lost_transmissions_equal_the_drop_log), and there off by at most those."""
     differ = []
     for run in SENDER_RUNS:
         an = analyze(str(run / "sender.pcap"))
@@ -94,7 +103,7 @@ def test_burst_histogram_equals_the_drop_logs(sender_scores: dict[str, Score]) -
             differ.append(run.name)
             errors = (s.drops_truth - (s.drops_redundant or 0) - s.drops_matched) + (s.drops_ours - s.drops_matched)
             assert 0 < errors and abs(sum(k * v for k, v in ours.items()) - sum(k * v for k, v in s.bursts_seen.items())) <= errors, run.name
-    assert len(differ) <= 3 and len(SENDER_RUNS) - len(differ) >= 16, differ
+    assert differ == ["nosack_random10"] and len(SENDER_RUNS) >= 20, differ
 
 
 def _bursts(res) -> list[int]:

@@ -14,7 +14,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 def test_there_are_notebooks():
-    assert {p.name for p in NOTEBOOKS} >= {"tour.ipynb", "forensics.ipynb"}
+    assert {p.name for p in NOTEBOOKS} >= {"tour.ipynb", "forensics.ipynb", "whatif.ipynb"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

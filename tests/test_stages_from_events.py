@@ -99,6 +99,74 @@ def test_dsack_marks_the_resend_spurious() -> None:
     assert r.spurious == "dsack" and res.lost == []
 
 
+def _probe_before_the_sack_of_its_original(talk: Talk, dsack: bool = False) -> None:
+    """Segment 4 is lost, segment 5 arrives; a probe resends 5 just before 5's SACK comes back
+    (the lab's thin streams, lab_thin_stream and thin_300: a tail-loss probe of the highest
+    segment 2 SRTT after its send, its original's SACK 1 RTT after)."""
+    t = talk.warm_up()
+    talk.send(t, 4)
+    talk.send(t + 10, 5)
+    talk.send(t + 10 + RTT_MS - 20, 5, Placement.REXMIT)  # the probe, 80 ms after 5's original
+    talk.ack(t + RTT_MS + 10, 4, sack=((5, 6),), dup=True)  # 5's original arrived
+    if dsack:  # the probe arrives too: the receiver reports its bytes twice
+        talk.ack(t + 10 + 2 * RTT_MS - 20, 4, sack=((5, 6), (5, 6)), dup=True, dsack=True)
+    talk.send(t + 300, 4, Placement.REXMIT)
+    talk.ack(t + 300 + RTT_MS, 6)
+
+
+def test_a_sack_sooner_than_the_resend_could_cause_shows_it_unneeded() -> None:
+    """DOMAIN.md s4: an ACK sooner than the minimum RTT after a resend shows it spurious; a SACK
+    block is such an ACK. The probe's original was not lost: one loss, segment 4."""
+    talk = Talk()
+    _probe_before_the_sack_of_its_original(talk)
+    res = talk.run()
+    probe = next(r for r in res.retransmissions if r.start == 1 + 5 * MSS)
+    assert probe.spurious == "early_ack"
+    assert [(x.start, x.original) for x in res.lost] == [(1 + 4 * MSS, True)]
+
+
+def test_a_later_dsack_names_the_evidence() -> None:
+    """The receiver's D-SACK of the probe's bytes, arriving after the SACK that already showed the
+    probe unneeded, makes the evidence ``dsack``: the receiver's own word outranks timing."""
+    talk = Talk()
+    _probe_before_the_sack_of_its_original(talk, dsack=True)
+    res = talk.run()
+    probe = next(r for r in res.retransmissions if r.start == 1 + 5 * MSS)
+    assert probe.spurious == "dsack" and len(res.lost) == 1
+
+
+def _thin_probe_then_timer(talk: Talk, ack_past_probe: bool) -> None:
+    """A thin stream: segment 4 is lost and probed; the ACK of the probe reaches exactly the
+    probe's end (5), or beyond it when segment 5 arrived too; segment 5 is lost and resent by
+    the timer (lab run thin_random10, rel. seq 3901 and 13101)."""
+    t = talk.warm_up()
+    talk.send(t, 4)
+    talk.send(t + 2 * RTT_MS + 50, 4, Placement.REXMIT)  # the probe: highest segment, no ACK
+    talk.ack(t + 3 * RTT_MS + 50, 5)
+    talk.send(t + 3 * RTT_MS + 60, 5)
+    if ack_past_probe:
+        talk.send(t + 3 * RTT_MS + 70, 6)
+        talk.ack(t + 4 * RTT_MS + 70, 7, sack=())  # beyond the probe's end: its episode is over
+        talk.send(t + 4 * RTT_MS + 80, 7)
+        talk.send(t + 7 * RTT_MS, 7, Placement.REXMIT)
+    else:
+        talk.send(t + 6 * RTT_MS, 5, Placement.REXMIT)
+    talk.ack(t + 8 * RTT_MS, 8 if ack_past_probe else 6)
+
+
+@pytest.mark.parametrize("ack_past_probe", [False, True])
+def test_one_tail_loss_probe_until_an_ack_beyond_it(ack_past_probe: bool) -> None:
+    """RFC 8985 s7.4 and Linux's tlp_high_seq: an ACK that only reaches the probe's end (the
+    probe was a resend and snd_una advanced) leaves it open, and the next timer is an RTO, not a
+    second probe, though new data went out in between; an ACK beyond it allows the next probe."""
+    talk = Talk()
+    _thin_probe_then_timer(talk, ack_past_probe)
+    res = talk.run()
+    probe, timer = res.retransmissions
+    assert probe.trigger == "tlp"
+    assert timer.trigger == ("tlp" if ack_past_probe else "rto")
+
+
 @pytest.mark.parametrize("batches", [2, 3, 7])
 def test_batching_does_not_change_the_findings(batches: int) -> None:
     talk = Talk()

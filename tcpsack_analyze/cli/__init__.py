@@ -67,6 +67,7 @@ class _LazyGroup(click.Group):
                    "a directory or glob for the captures in it), several captures in parallel."),
         "details": ("tcpsack_analyze.cli.details:details", "Show the packets around each loss incident of CAPTURE (pcap or pcapng, maybe gzipped)."),
         "infer": ("tcpsack_analyze.cli.infer:infer", "Infer the sender's congestion control and cwnd in each direction of CAPTURE."),
+        "replay": ("tcpsack_analyze.cli.replay:replay", "Replay each direction of CAPTURE with other sender models over the same path."),
         "check": ("tcpsack_analyze.cli.check:check", "Check rules on the report of each CAPTURE (files, directories or globs)."),
         "compare": ("tcpsack_analyze.cli.compare:compare", "Compare captures side by side, the first as the baseline: throughput, retransmissions, "
                     "timeouts, RTD, their ratio/changes against the baseline, and Jain's fairness index across them (--flows: across the flows)."),

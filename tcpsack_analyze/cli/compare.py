@@ -90,6 +90,11 @@ def compare(
         if not items:
             click.echo("error: nothing to compare: no capture could be read" + (" or has a flow" if flows else ""), err=True)
             sys.exit(2)
+        if len(items) < 2:
+            what = "flow (a direction that sent data)" if flows else "capture that could be read"
+            hint = "" if flows else "; --flows compares the flows of one capture"
+            click.echo(f"error: nothing to compare: only one {what}{hint}", err=True)
+            sys.exit(2)
         result = cmp.side_by_side(items)
         judged = judge_comparison(rules, result)
         text = render_comparison(result)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 import click
 
@@ -56,8 +58,33 @@ def infer(capture: str, conn_ids: tuple[int, ...], model_names: tuple[str, ...],
         raise click.UsageError("infer reads the capture more than once and cannot read it from stdin ('-')")
     models = [_model(m) for m in model_names] or None
     options = SenderOptions.linux() if profile == "linux" else SenderOptions.rfc()
+    result = read_capture(capture, conn_ids, lambda: infer_capture(capture, models, options, conn=conn_ids or None, filter=bpf))
+    sys.stdout.write(RENDERERS[fmt](result))
+    finish(result)
+
+
+class _PerDirection(Protocol):
+    """What ``infer`` and ``replay`` return: per-direction results of one capture read."""
+
+    @property
+    def directions(self) -> Sequence[object]: ...
+
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def warnings(self) -> Sequence[str]: ...
+
+
+R = TypeVar("R", bound=_PerDirection)
+
+
+def read_capture(capture: str, conn_ids: tuple[int, ...], compute: Callable[[], R]) -> R:
+    """Run ``compute``, a library call that reads ``capture`` per direction (``infer``,
+    ``replay``): a bad filter or a connection not in the capture is a usage error (exit 2), an
+    unreadable capture one error line and exit 1."""
     try:
-        result = infer_capture(capture, models, options, conn=conn_ids or None, filter=bpf)
+        result = compute()
     except FilterError as exc:
         raise click.UsageError(str(exc)) from None
     except CaptureError as exc:
@@ -65,7 +92,11 @@ def infer(capture: str, conn_ids: tuple[int, ...], model_names: tuple[str, ...],
         sys.exit(EXIT_ERROR)
     if conn_ids and not result.directions:
         raise click.UsageError(f"{capture}: no connection {', '.join(map(str, conn_ids))} in the capture")
-    sys.stdout.write(RENDERERS[fmt](result))
+    return result
+
+
+def finish(result: _PerDirection) -> None:
+    """The warnings on stderr; exit 0, or 3 when only a prefix of the capture could be read."""
     for line in result.warnings:
         click.echo(f"warning: {line}", err=True)
     sys.exit(0 if result.complete else EXIT_INCOMPLETE)

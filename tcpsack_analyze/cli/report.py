@@ -26,9 +26,13 @@ TABLE_FORMATS = (".csv", ".parquet")
 @click.option("--table", metavar="FILE",
               help="Also write one row per connection and direction of all captures, with the capture's path, to FILE (.csv, or .parquet via pyarrow).")
 @click.option("--force", is_flag=True, help="Overwrite the --table file if it exists.")
+@click.option("--sender", is_flag=True,
+              help="Add each direction's sender section: the best-fitting sender model, its confidence, the inferred "
+                   "cwnd, the time share per limiting factor and the cwnd falling edges (runs `infer`; several "
+                   "times slower than the report, so not by default).")
 def report(
     captures: tuple[str, ...], conn_ids: tuple[int, ...], fmt: str, bpf: str | None, jobs: int | None,
-    dask: str | None, table: str | None, force: bool,
+    dask: str | None, table: str | None, force: bool, sender: bool,
 ) -> None:
     """Report every TCP connection of each CAPTURE (pcap or pcapng, maybe gzipped; - for stdin;
     a directory or glob for the captures in it), several captures in parallel.
@@ -44,6 +48,8 @@ def report(
     if table is not None and not table.lower().endswith(TABLE_FORMATS):
         raise click.UsageError(f"--table {table}: the name must end in .csv or .parquet")
     refuse_overwrite(table, force, "--table")
+    if sender and "-" in captures:
+        raise click.UsageError("--sender reads the capture again and cannot read it from stdin ('-')")
     check_filter(bpf)
     runs = analyse_all(captures, CaptureJob(bpf, table=table is not None), jobs, dask)
     status = 0
@@ -53,6 +59,10 @@ def report(
             status = max(status, EXIT_ERROR)
             continue
         rep = run.report
+        if sender:
+            from tcpsack_analyze.report.sender import sender_report
+
+            rep = sender_report(rep, bpf)
         if conn_ids:
             rep = replace(rep, connections=[c for c in rep.connections if c.id in conn_ids])
         sys.stdout.write(RENDERERS[fmt](rep))

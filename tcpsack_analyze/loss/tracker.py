@@ -24,8 +24,11 @@ as the sender itself had to decide (DOMAIN.md section 4):
   that episode's *recovery*). No RTO's worth of silence is asked for: RFC 6582 section 4's
   Impatient variant re-arms the timer at the first partial ACK, so the timer can fire long
   before an RTO after the head's last copy, and the estimate here has no 200 ms / 1 s floor.
-- A timer outside an episode: *tlp* when it resends the highest outstanding segment and is not
-  the second timer firing on the same data (RFC 8985 section 7.3), else *rto*.
+- A timer outside an episode: *tlp* when it resends the highest outstanding segment, is not
+  the second timer firing on the same data, and no earlier probe is still open, else *rto*. A
+  probe stays open until an ACK acknowledges beyond the snd_max it was sent at, or a duplicate
+  ACK or D-SACK at that point shows both copies arrived (RFC 8985 sections 7.3-7.4, Linux's
+  tlp_high_seq): new data sent meanwhile does not allow a second probe.
 - ACK-clocked, outside any episode, with no dupACK or SACK block: *other*, sent in Open for a
   reason the capture does not show. Two exceptions read the sender's state from what follows
   an episode judged spurious (undone): a go-back-N resend below snd_max after an undone timeout
@@ -320,7 +323,9 @@ class LossTracker:
         self._rto_run = 0  # timer resends of the head without progress
         self._rto_prev: tuple[int, int] | None = None  # (time, timer interval) of the run's last one
         self._rto_doublings = 0  # how often the run's timer intervals doubled (rto_backoff)
-        self._tlp_armed = True  # one probe per flight (RFC 8985 section 7.3)
+        # snd_max when the last tail-loss probe went out; None: a probe may go. One probe until
+        # an ACK beyond it (RFC 8985 sections 7.3-7.4, Linux tlp_high_seq)
+        self._tlp_end: int | None = None
         self._undone: RecoveryEpisode | None = None  # the last episode, if it ended undone
         self.network_duplicates = 0
         self.reorderings = 0
@@ -446,7 +451,6 @@ class LossTracker:
         if dm.any():
             self.snd_max = max(self.snd_max, int(v.end[lo:hi][dm].max()))
             self.last_send_ns = int(v.time_ns[lo:hi][dm][-1])
-            self._tlp_armed = True
         if am.any():
             t_last = int(v.time_ns[lo:hi][am][-1])
             a = int(v.ack[lo:hi][am].max())
@@ -472,7 +476,6 @@ class LossTracker:
                 else:
                     if c == Placement.GAP and start[i] > self.snd_max:
                         self.holes[self.snd_max] = (start[i], t, tsval[i], pos[i])
-                    self._tlp_armed = True
                 if end[i] > self.snd_max:
                     self.snd_max = end[i]
                 self.last_send_ns = t
@@ -489,7 +492,8 @@ class LossTracker:
         self.last_advance_ns = t
         self.dup_run = 0
         self._rto_run = 0
-        self._tlp_armed = True
+        if self._tlp_end is not None and a > self._tlp_end:
+            self._tlp_end = None
         if self.board.sacked_bytes:  # else the next SACK block brings the board up to snd_una
             self.board.update(a, ())
         if self._pending:
@@ -528,19 +532,32 @@ class LossTracker:
             # with SACK in use, a receiver that had these bytes said so: without such a block the
             # ACK may be a delayed one for two resends that both were needed
             had = not self._sack_seen or any(sg.sacked for sg in segs)
-            soon = self.timing.min_local_ns is not None and t - r.time_ns < TOO_SOON * self.timing.min_local_ns
-            if soon or (had and not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j])):
+            if self._too_soon(r, t) or (had and not missing and any(p.end <= r.start and p.index < r.index for p, _ in covered[:j])):
                 self._spurious(r, SPURIOUS_EARLY_ACK)
 
-    def _spurious(self, r: Retransmission, why: str) -> None:
-        """Mark a resend unnecessary; an open episode that it began is undone (RFC 3522 s. 2)."""
+    def _too_soon(self, r: Retransmission, t: int) -> bool:
+        """An ACK (cumulative or SACK) of ``r``'s bytes at ``t`` came back sooner than the
+        resend's own ACK could: an earlier copy caused it (DOMAIN.md section 4, ``spurious``)."""
+        return self.timing.min_local_ns is not None and t - r.time_ns < TOO_SOON * self.timing.min_local_ns
+
+    def _sacked_too_soon(self, t: int) -> None:
+        """Resends whose bytes a SACK block at ``t`` reported held for the first time, sooner
+        than their own ACK could come back: the SACK was for an earlier copy, the resend was not
+        needed (a tail-loss probe sent just before the original's SACK arrived)."""
+        for r, segs in self._pending:
+            if r.spurious is None and all(sg.sacked for sg in segs) and self._too_soon(r, t):
+                self._spurious(r, SPURIOUS_EARLY_ACK, t)
+
+    def _spurious(self, r: Retransmission, why: str, t: int | None = None) -> None:
+        """Mark a resend unnecessary, shown at ``t`` (default: when it was covered); an open
+        episode that it began is undone (RFC 3522 s. 2)."""
         r.spurious = why
         if r.episode is None:
             return
         ep = self.episodes[r.episode - len(self._episode_table)]
         ep.spurious += 1
         if ep is self.episode and ep.start_index == r.index:
-            self._end_episode(Event.UNDONE, r.covered_ns)
+            self._end_episode(Event.UNDONE, r.covered_ns if t is None else t)
 
     def _on_ack(self, a: int, t: int, dup: bool, dsack: bool, blocks: list[list[int]], tsecr: int) -> None:
         una = self.snd_una
@@ -548,6 +565,8 @@ class LossTracker:
             self._advance(a, t, tsecr)
         elif dup:
             self.dup_run += 1
+        if (dup or dsack) and self._tlp_end is not None and a >= self._tlp_end:
+            self._tlp_end = None  # a duplicate at the probe's end: the probe and its original both arrived
         una = self.snd_una
         assert una is not None
         # an ACK stopping inside a resent segment reports it missing
@@ -570,11 +589,15 @@ class LossTracker:
             # holes below the highest SACK are reported missing; what the blocks cover, held
             top = self.board.high_sack
             if top is not None:
+                newly = False
                 for sg in self._open:
                     whole = self.board.sacked_within(sg.start, sg.end) >= sg.end - sg.start
+                    newly |= whole and not sg.sacked
                     sg.sacked |= whole
                     if not sg.reported_missing and una <= sg.start < top and not whole:
                         sg.reported_missing = True
+                if newly and self._pending:
+                    self._sacked_too_soon(t)
         self.last_ack_ns = t
 
     def _on_dsack(self, lo: int, hi: int, t: int) -> None:
@@ -582,8 +605,12 @@ class LossTracker:
         self.timing.catch_up(t)
         horizon = t - self._dsack_horizon()
         cands = [r for r in reversed(self.recent[-DSACK_WINDOW:]) if r.start < hi and lo < r.end and horizon <= r.time_ns <= t]
-        if cands and cands[0].spurious is None:
+        if not cands:
+            return
+        if cands[0].spurious is None:
             self._spurious(cands[0], SPURIOUS_DSACK)
+        elif cands[0].spurious == SPURIOUS_EARLY_ACK:  # the receiver's own word outranks timing
+            cands[0].spurious = SPURIOUS_DSACK
 
     # ------------------------------------------------------------ segments
     def _segs_of(self, s: int, e: int) -> list[_Seg]:
@@ -676,7 +703,7 @@ class LossTracker:
             self._rto_run += 1
             interval = self._timer_interval(t, rtd, silence)
         elif trigger == TLP:
-            self._tlp_armed = False
+            self._tlp_end = self.snd_max
         backoff = trigger == RTO and ep is not None and ep.trigger == RTO and self._rto_run > 1
         resume = ep is None and trigger == RECOVERY  # _classify: the sender did not undo an undone episode
         resumed = Event.RESUME if self._undone is not None and self._undone.trigger == RTO else Event.RESUME_RECOVERY
@@ -821,7 +848,7 @@ class LossTracker:
             if highest:
                 return TLP, f"timer: highest segment resent {clock}"
         if timer:
-            if highest and self._tlp_armed and self._rto_run == 0 and (not head or flight <= 1):
+            if highest and self._tlp_end is None and self._rto_run == 0 and (not head or flight <= 1):
                 return TLP, f"timer: highest segment resent {clock}"
             return RTO, f"timer: {'head' if head else 'segment'} resent {clock}"
         # no episode, no dupACK or SACK block, no timer: the sender was in Open and resent for a

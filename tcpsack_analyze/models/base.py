@@ -64,13 +64,20 @@ class SenderOptions:
 
     Attributes:
         initial_window: IW in segments (RFC 6928: 10; RFC 5681: 2 to 4).
+        initial_ssthresh: the initial ssthresh in octets (None: "arbitrarily high", RFC 5681
+            section 3.1; ns-3's dumbbell runs in tests/data/ns3 use 64 KiB).
         slow_start: slow-start growth rule, one of :data:`~.growth.SLOW_START_RULES`.
         abc_limit: ABC/LBC's L in segments (RFC 3465: 2).
         sabc_scale: SABC's S (paper 002 section 4).
         ssthresh_from: what a reduction is computed from: ``"flight"`` (RFC 5681 equation 4:
             ssthresh = FlightSize / 2; RFC 6937: RecoverFS = FlightSize) or ``"cwnd"`` (Linux's
             ``tcp_reno_ssthresh``: cwnd / 2 in whole segments, CUBIC's 717 / 1024, and PRR's
-            RecoverFS = ``prior_cwnd``).
+            RecoverFS = ``prior_cwnd``) or ``"pipe"`` (ns-3's ``GetSsThresh(BytesInFlight)``:
+            half the RFC 6675 pipe with SACK, half the flight without; RecoverFS = FlightSize).
+        ca_growth: congestion-avoidance increase: ``"bytes"`` (one SMSS per cwnd of octets
+            ACKed, RFC 5681 section 3.1's byte-counting form, Linux) or ``"per_ack"`` (RFC 5681
+            equation 3, cwnd += max(1, SMSS * SMSS / cwnd) per ACK of new data, as ns-3's
+            TcpNewReno: with delayed ACKs it grows half as fast).
         cwnd_validation: grow cwnd only while the sender uses it (RFC 7661; Linux's
             ``tcp_is_cwnd_limited``: in slow start while cwnd < 2 x the largest flight of the
             last two rounds, otherwise when that flight reached cwnd).
@@ -104,10 +111,12 @@ class SenderOptions:
     """
 
     initial_window: int = 10
+    initial_ssthresh: int | None = None
     slow_start: str = "per_ack"
     abc_limit: int = 2
     sabc_scale: float = 0.5
     ssthresh_from: str = "flight"
+    ca_growth: str = "bytes"
     cwnd_validation: bool = False
     dup_thresh: int = 3
     reduction: str = "prr"
@@ -129,8 +138,10 @@ class SenderOptions:
     def __post_init__(self) -> None:
         if self.slow_start not in SLOW_START_RULES:
             raise ValueError(f"slow_start must be one of {', '.join(SLOW_START_RULES)}, not {self.slow_start!r}")
-        if self.ssthresh_from not in ("flight", "cwnd"):
-            raise ValueError(f"ssthresh_from must be 'flight' or 'cwnd', not {self.ssthresh_from!r}")
+        if self.ssthresh_from not in ("flight", "cwnd", "pipe"):
+            raise ValueError(f"ssthresh_from must be 'flight', 'cwnd' or 'pipe', not {self.ssthresh_from!r}")
+        if self.ca_growth not in ("bytes", "per_ack"):
+            raise ValueError(f"ca_growth must be 'bytes' or 'per_ack', not {self.ca_growth!r}")
         if self.reduction not in ("prr", "classic"):
             raise ValueError(f"reduction must be 'prr' or 'classic', not {self.reduction!r}")
         for f in fields(self):
@@ -171,8 +182,8 @@ class SenderModel(ABC):
         self.options = options or SenderOptions()
         o = self.options
         self.cwnd = o.initial_window * smss
-        self.ssthresh = INFINITE
-        self.state = SLOW_START
+        self.ssthresh = INFINITE if o.initial_ssthresh is None else o.initial_ssthresh
+        self.state = self._open_state()
         self.board = Scoreboard(smss, o.dup_thresh, start)
         self.timer = RetransmissionTimer(o.rto_min_s, o.rto_initial_s, o.rto_max_s, o.rto_backoff, o.rto_min_on_variance)
         self.dup_acks = 0
@@ -228,6 +239,12 @@ class SenderModel(ABC):
         return self.send_window() >= (self.smss if length is None else length)
 
     @property
+    def receiver_sacks(self) -> bool:
+        """The receiver has sent SACK blocks (else a SACK model's scoreboard holds blocks it
+        emulated from duplicate ACKs, which can claim a hole after a partial ACK)."""
+        return self._sack_seen
+
+    @property
     def thin(self) -> bool:
         """At most ``thin_threshold`` segments in flight (DOMAIN.md section 6)."""
         return self.flight <= self.options.thin_threshold * self.smss
@@ -246,18 +263,19 @@ class SenderModel(ABC):
 
     # ------------------------------------------------------------------ events
 
-    def on_send(self, send: Send) -> None:
+    def on_send(self, send: Send, *, rescue: bool = False) -> None:
         """The sender put the data segment ``send`` on the wire at ``send.time_ns``.
 
         A segment that starts beyond HighData (the capture missed a send) is taken to start at
-        HighData.
+        HighData. ``rescue``: it is the rescue retransmission of RFC 6675 NextSeg() rule 4 (the
+        closed loop knows; the open loop never says so).
         """
         now = send.time_ns
         start = min(send.start, self.board.high_data)
         if send.end <= start:
             return
         resent = start < self.board.high_data
-        self.board.on_send(start, send.end, now)
+        self.board.on_send(start, send.end, now, rescue=rescue and resent)
         if resent:
             self._timed = None  # Karn's rule (RFC 6298 section 3)
             if self._undo is not None and self._undo_tsval is None:
@@ -362,9 +380,12 @@ class SenderModel(ABC):
 
     def _ssthresh_on_loss(self) -> int:
         """ssthresh after a congestion signal: max(FlightSize / 2, 2 SMSS) (RFC 5681 equation 4),
-        or from cwnd in whole segments as Linux's Reno does (``ssthresh_from``)."""
+        from the pipe as ns-3, or from cwnd in whole segments as Linux's Reno does
+        (``ssthresh_from``)."""
         if self.options.ssthresh_from == "flight":
             return max(self.flight // 2, 2 * self.smss)
+        if self.options.ssthresh_from == "pipe":
+            return max(self.pipe // 2, 2 * self.smss)
         return max(self._cwnd_packets() // 2, 2) * self.smss  # tcp_reno_ssthresh: cwnd >> 1 packets
 
     def _cwnd_packets(self) -> int:
@@ -373,7 +394,11 @@ class SenderModel(ABC):
 
     def _increase_ca(self, acked: int, now: int) -> None:
         """Congestion avoidance: one SMSS per cwnd of octets ACKed (RFC 5681 section 3.1,
-        the byte-counting form; Linux's ``tcp_cong_avoid_ai``)."""
+        the byte-counting form; Linux's ``tcp_cong_avoid_ai``), or SMSS * SMSS / cwnd per ACK
+        (equation 3, ``ca_growth="per_ack"``)."""
+        if self.options.ca_growth == "per_ack":
+            self.cwnd += max(1, self.smss * self.smss // self.cwnd)
+            return
         self._ca_credit += acked
         if self._ca_credit >= self.cwnd:
             self._ca_credit -= self.cwnd

@@ -70,6 +70,9 @@ from tcpsack_analyze.models.rto import NS
 if TYPE_CHECKING:  # pandas is imported where a table is built
     import pandas as pd
 
+    from tcpsack_analyze.analysis import Analysis
+    from tcpsack_analyze.report.model import ConnectionReport
+
 FIT_THRESHOLD = 0.95  # a model "fits" when at least this share of the sends conform
 RTO_SLACK = 0.10  # an observed RTO this much earlier than the model's still counts as its RTO
 TLP_FACTOR = 2.0  # RFC 8985 section 7.2: PTO = 2 SRTT
@@ -478,7 +481,7 @@ class CaptureInference:
         return out
 
 
-def _streams_of(path: str, conns: set[int], bpf: str | None) -> tuple[dict[tuple[int, str], EventBatch], dict[int, tuple[StreamFacts, StreamFacts]]]:
+def streams_of(path: str, conns: set[int], bpf: str | None) -> tuple[dict[tuple[int, str], EventBatch], dict[int, tuple[StreamFacts, StreamFacts]]]:
     """Both directions' events of every connection in ``conns`` and their stream facts, in one
     read of the capture (:func:`~tcpsack_analyze.analysis.stream_events`: the flow stage only)."""
     from tcpsack_analyze.analysis import stream_events
@@ -490,6 +493,22 @@ def _streams_of(path: str, conns: set[int], bpf: str | None) -> tuple[dict[tuple
             for d in Dir:
                 parts.setdefault((cid, d.label), []).append(pair[d])
     return {key: EventBatch.concat(batches) for key, batches in parts.items()}, facts
+
+
+Streams = dict[tuple[int, str], EventBatch]
+Facts = dict[int, tuple[StreamFacts, StreamFacts]]
+
+
+def selected(path: str, conn: Sequence[int] | None, bpf: str | None) -> tuple[Analysis, list[ConnectionReport], Streams, Facts]:
+    """A capture's analysis, its connections (those in ``conn``, all by default) and their
+    events and stream facts: what every per-direction model command starts from (``infer``,
+    ``replay``)."""
+    from tcpsack_analyze.analysis import analyze
+
+    analysis = analyze(path, bpf)
+    conns = [c for c in analysis.report.connections if conn is None or c.id in conn]
+    streams, facts = streams_of(path, {c.id for c in conns}, bpf)
+    return analysis, conns, streams, facts
 
 
 def infer_capture(
@@ -506,18 +525,14 @@ def infer_capture(
     registered models by default); ``options`` default to :meth:`SenderOptions.linux`. Raises
     :class:`~tcpsack_analyze.errors.CaptureError` when nothing could be read.
     """
-    from tcpsack_analyze.analysis import analyze
     from tcpsack_analyze.models.base import MODELS
 
     chosen = list(models) if models else sorted(MODELS)
     opts = options or SenderOptions.linux()
-    report = analyze(path, filter).report
-    wanted = {c.id for c in report.connections if conn is None or c.id in conn}
-    streams, facts = _streams_of(path, wanted, filter)
+    analysis, conns, streams, facts = selected(path, conn, filter)
+    report = analysis.report
     out = []
-    for c in report.connections:
-        if c.id not in wanted:
-            continue
+    for c in conns:
         turnaround = {d.label: facts[c.id][d].turnaround_ns for d in Dir} if c.id in facts else {"a2b": None, "b2a": None}
         for d in (c.a2b, c.b2a):
             if d.data_packets == 0:
@@ -532,5 +547,5 @@ def infer_capture(
 
 __all__ = [
     "FIT_THRESHOLD", "CaptureInference", "DirectionInference", "ModelRun", "Violation",
-    "infer_capture", "infer_direction", "run_model", "sender_mss", "sender_view",
+    "infer_capture", "infer_direction", "run_model", "selected", "sender_mss", "sender_view", "streams_of",
 ]

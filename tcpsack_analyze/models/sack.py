@@ -51,7 +51,7 @@ class Sack(SenderModel):
         """Step 4.2: the reduction on entering recovery."""
         self.ssthresh = self._ssthresh_on_loss()
         if self.options.reduction == "prr":
-            recover_fs = self.flight if self.options.ssthresh_from == "flight" else self.cwnd
+            recover_fs = self.cwnd if self.options.ssthresh_from == "cwnd" else self.flight
             self._prr = ProportionalRateReduction(self.ssthresh, recover_fs, self.smss)
         else:
             self.cwnd = self.ssthresh

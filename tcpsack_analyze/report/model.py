@@ -15,11 +15,12 @@ from tcpsack_analyze import vantage
 from tcpsack_analyze.events import Dir
 from tcpsack_analyze.loss.patterns import GilbertElliott
 from tcpsack_analyze.loss.summary import LossSummary, LossTotals, summarize
+from tcpsack_analyze.models.section import SenderSection
 from tcpsack_analyze.reader import ReadStatus
 from tcpsack_analyze.results import ConnectionResult
 from tcpsack_analyze.stats import Summary
 
-SCHEMA_VERSION = 2  # 2: loss sections (DirectionReport.loss, CaptureReport.loss)
+SCHEMA_VERSION = 3  # 2: loss sections (DirectionReport.loss, CaptureReport.loss); 3: DirectionReport.sender
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class DirectionReport:
     isn_seen: bool
     vantage: str
     loss: LossSummary  # retransmissions, triggers, episodes, delays, loss pattern
+    sender: SenderSection | None = None  # the inferred sender model (report --sender; None without)
 
 
 @dataclass(frozen=True)

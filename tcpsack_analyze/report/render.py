@@ -15,12 +15,15 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott
 from tcpsack_analyze.loss.summary import LossSummary, LossTotals
 from tcpsack_analyze.report.model import CaptureReport, ConnectionReport, DirectionReport
+
+if TYPE_CHECKING:
+    from tcpsack_analyze.models.section import SenderSection
 from tcpsack_analyze.stats import Summary
 
 Row = tuple[str, str, str]
@@ -213,7 +216,35 @@ def connection_text(c: ConnectionReport) -> str:
     w(_columns(_rows(c.a2b, c.b2a)))
     w(f"   {'a->b loss:':<34}{'b->a loss:'}\n")
     w(_columns(_loss_rows(c.a2b, c.b2a)))
+    if c.a2b.sender is not None or c.b2a.sender is not None:
+        w(f"   {'a->b sender:':<34}{'b->a sender:'}\n")
+        w(_columns(_sender_rows(c.a2b, c.b2a)))
     return out.getvalue()
+
+
+def _sender_rows(a: DirectionReport, b: DirectionReport) -> list[Row]:
+    """The sender section (report --sender): best model, cwnd, limiting factor, falling edges."""
+    def pair(label: str, f: Callable[[SenderSection], Any]) -> Row:
+        return (label, *(("-" if d.sender is None else f(d.sender)) for d in (a, b)))  # type: ignore[return-value]
+
+    def seg(key: str) -> Callable[[SenderSection], str]:
+        return lambda s: "NA" if s.cwnd_segments is None else f"{s.cwnd_segments[key]:.1f} seg"
+
+    def limit(key: str) -> Callable[[SenderSection], str]:
+        return lambda s: _share(None if s.limiting is None else s.limiting.get(key, 0.0))
+
+    return [
+        pair("best model", lambda s: s.best or ("no fit" if s.status == "ok" else "none")),
+        pair("confidence", lambda s: f"{s.confidence:.2f}"),
+        pair("conformance", lambda s: _share(s.conformance)),
+        pair("cwnd min", seg("min")),
+        pair("cwnd median", seg("median")),
+        pair("cwnd max", seg("max")),
+        pair("limited by cwnd", limit("cwnd")),
+        pair("limited by rwnd", limit("receive window")),
+        pair("limited by app", limit("application")),
+        pair("falling edges", lambda s: _num(s.falling_edges)),
+    ]
 
 
 def _summary_line(s: Summary, unit: str = "ms", of: str = "samples") -> str:
