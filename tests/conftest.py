@@ -208,18 +208,21 @@ def ether(ip_packet: bytes, ethertype: int | None = None) -> bytes:
 
 
 def read_records(path: str | os.PathLike, chunk_bytes: int = 1 << 20) -> tuple[list[dict], Exception | None]:
-    """Every record the format walker yields (as dicts), and the error that stopped it, if any."""
+    """Every record the compiled core's format walker yields (as dicts), and the error that stopped it, if any."""
+    from tcpsack_analyze import _core
     from tcpsack_analyze.errors import CaptureError
-    from tcpsack_analyze.reader.pcap import is_pcap_magic, iter_pcap
-    from tcpsack_analyze.reader.pcapng import iter_pcapng
-    from tcpsack_analyze.reader.source import ByteSource
+    from tcpsack_analyze.reader import chunk_records, core_error, open_capture
 
-    src = ByteSource(str(path))
     out: list[dict] = []
     try:
-        head = src.read(4)
-        walker = iter_pcap if is_pcap_magic(head) else iter_pcapng
-        for b in walker(src, head, chunk_bytes):
+        core = open_capture(str(path))
+        while True:
+            try:
+                if not core.next_chunk(chunk_bytes):
+                    break
+            except _core.ReadError as exc:
+                raise core_error(str(path), exc) from None
+            b = chunk_records(core)
             for i in range(len(b)):
                 s = int(b.start[i])
                 out.append(
@@ -234,8 +237,6 @@ def read_records(path: str | os.PathLike, chunk_bytes: int = 1 << 20) -> tuple[l
                 )
     except CaptureError as exc:
         return out, exc
-    finally:
-        src.close()
     return out, None
 
 

@@ -203,6 +203,21 @@ def test_gzip_truncated_mid_stream(tmp_path, sample):
     assert "(gzip)" in res.stdout.splitlines()[0]
 
 
+def test_gzip_zero_padding_is_read_past_and_trailing_garbage_is_an_error(tmp_path, sample):
+    """As gzip(1) and Python's gzip module: zero bytes after a member (padding to a block size)
+    end the stream cleanly; other bytes after it must be another member, else the capture is
+    incomplete at the end of what was decompressed (regression: the core first took the padding
+    for a broken member)."""
+    gz = gzip.compress(sample, mtime=0)
+    padded = write(tmp_path, "padded.pcap.gz", gz + b"\0" * 512 + gzip.compress(b"", mtime=0) + b"\0" * 3)
+    res = invoke(str(padded))
+    assert res.code == 0 and not error_lines(res.stderr)
+    garbage = write(tmp_path, "garbage.pcap.gz", gz + b"garbage!")
+    res = invoke(str(garbage))
+    assert res.code == 3
+    assert_one_error(res, garbage, len(sample), "gzip")
+
+
 def test_gzip_corrupt_stream(tmp_path, sample):
     gz = bytearray(gzip.compress(sample, mtime=0))
     for i in range(len(gz) // 2, len(gz) // 2 + 40):
@@ -497,6 +512,28 @@ def test_ipv6_extension_header_longer_than_the_capture(tmp_path):
     status = ReadStatus(str(path))
     assert sum(len(b) for b in read_capture(str(path), status)) == 0
     assert status.counts.truncated_tcp == 1
+
+
+def test_ipv4_header_cut_before_its_fragment_field_is_truncated_not_a_fragment(tmp_path):
+    """Regression (the Python reader): an IPv4 header cut inside its fragment field was judged on
+    the bytes that followed it in the reader's buffer (the next record's header), and counted as
+    a fragment as well as truncated. Bytes past the capture are not the packet's."""
+    ip = tcp_packet()
+    path = write(tmp_path, "cut_ip.pcap", pcap_bytes([Rec(0, ip[:7], len(ip)), Rec(5_000_000_000, b"\xff" * 40)], linktype=101))
+    status = ReadStatus(str(path))
+    assert sum(len(b) for b in read_capture(str(path), status)) == 0
+    assert (status.counts.truncated_tcp, status.counts.ip_fragments, status.counts.non_ip) == (1, 0, 1)
+
+
+def test_pcapng_interface_option_cut_by_its_block(tmp_path):
+    """Regression (the Python reader raised IndexError): an Interface Description Block whose
+    last option header (if_tsresol, length 4) has no value bytes left in the block. The cut
+    option is ignored: the interface keeps the default microsecond resolution."""
+    idb = ng_block(IDB, struct.pack("<HHI", 1, 0, 0) + struct.pack("<HH", 9, 4))
+    path = write(tmp_path, "cut_option.pcapng", ng_shb() + idb + ng_epb(0, 1_500_000, ether(tcp_packet())))
+    status = ReadStatus(str(path))
+    assert [t for b in read_capture(str(path), status) for t in b.ts_ns.tolist()] == [1_500_000_000]
+    assert status.complete
 
 
 def test_read_capture_raises_capture_error_only(tmp_path):

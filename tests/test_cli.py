@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 from click.testing import CliRunner
 
 import tcpsack_analyze
@@ -18,6 +19,30 @@ def test_help_lists_every_subcommand() -> None:
     assert result.exit_code == 0
     commands = result.output.split("Commands:")[1].split()
     assert {"report", "details", "lab"} <= set(commands)
+
+
+def test_help_imports_no_subcommand() -> None:
+    """``--help`` lists the subcommands without importing them (the lab, pandas, matplotlib)."""
+    code = (
+        "import sys\n"
+        "from tcpsack_analyze.cli import main\n"
+        "try:\n    main(['--help'])\n"
+        "except SystemExit as e:\n    assert not e.code, e.code\n"
+        "late = sorted(m for m in sys.modules if m.startswith(('pandas', 'matplotlib', 'numpy', 'tcpsack_analyze.lab', 'tcpsack_analyze.cli.')))\n"
+        "print('LOADED', late)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "report" in out and out.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_help_summaries_are_the_commands_own() -> None:
+    """The summaries ``--help`` lists without importing a subcommand are what the subcommand says."""
+    ctx = click.Context(main)
+    for name, summary in main.summaries.items():  # type: ignore[attr-defined]
+        cmd = main.get_command(ctx, name)
+        assert cmd is not None, name
+        for limit in (40, 80, 1000):
+            assert click.utils.make_default_short_help(summary, limit) == cmd.get_short_help_str(limit), (name, limit)
 
 
 def test_unknown_subcommand_is_one_clear_error() -> None:

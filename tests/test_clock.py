@@ -1,13 +1,15 @@
-"""The analysis clock (reader/clock.py): capture order, a clock that never goes back, absurd times ignored."""
+"""The analysis clock (reader/clock.py, src/clock.rs): capture order, a clock that never goes back, absurd times ignored."""
 from __future__ import annotations
 
 import itertools
 
+import clock_reference
 import numpy as np
+from clock_reference import _lone
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from tcpsack_analyze.reader.clock import JUMP_NS, PLAUSIBLE_NS, AnalysisClock, _lone
+from tcpsack_analyze.reader.clock import JUMP_NS, PLAUSIBLE_NS, AnalysisClock
 
 S = 1_000_000_000
 T0 = 1_700_000_000 * S  # November 2023
@@ -114,3 +116,31 @@ def test_a_clock_stepped_back_by_years_is_followed_not_waited_for():
     out = clock.advance(np.array([T0, T0 + 5, T0 - 2 * JUMP_NS, T0 - 2 * JUMP_NS + 7]))
     assert out.tolist() == [T0, T0 + 5, T0 + 5, T0 + 12]
     assert clock.counts.backwards == 1 and clock.counts.largest_backward_ns == 2 * JUMP_NS + 5
+
+
+def test_constants_are_the_policys():
+    assert (PLAUSIBLE_NS, JUMP_NS) == (clock_reference.PLAUSIBLE_NS, clock_reference.JUMP_NS) == (1 << 62, 365 * 24 * 3600 * 10**9)
+
+
+# timestamps that exercise every branch: near T0, a year or more away (both ways, lone or not),
+# absurd, and the boundaries
+wild_times = st.lists(
+    st.one_of(
+        st.integers(T0 - 10 * S, T0 + 10 * S),
+        st.builds(lambda k, d: T0 + k * JUMP_NS + d, st.integers(-50, 50), st.integers(-3 * S, 3 * S)),
+        st.integers(-(2**63), 2**63 - 1),
+        st.sampled_from([0, -1, PLAUSIBLE_NS - 1, PLAUSIBLE_NS, 2**63 - 1, JUMP_NS, T0 + JUMP_NS, T0 - JUMP_NS]),
+    ),
+    max_size=60,
+)
+
+
+@given(wild_times, st.lists(st.integers(0, 60), max_size=4))
+def test_compiled_clock_equals_the_reference(values, cuts):
+    """The compiled clock gives the vectorised reference's analysis times and counts, batch by batch."""
+    bounds = sorted({0, len(values), *(min(c, len(values)) for c in cuts)})
+    ours, ref = AnalysisClock(), clock_reference.AnalysisClock()
+    for a, b in itertools.pairwise(bounds):
+        batch = np.array(values[a:b], dtype=np.int64)
+        assert ours.advance(batch).tolist() == ref.advance(batch).tolist(), (a, b)
+    assert ours.counts.__dict__ == ref.counts.__dict__

@@ -1,7 +1,7 @@
 """Link layers beyond Ethernet: PPP (9, 50, 166, 51), Cisco HDLC (104), SLIP (8), ATM LLC/SNAP
 (100), Frame Relay (107), Solaris IPNET (226).
 
-Frames are built byte by byte from the RFCs cited in ``reader/linklayer.py``; the real captures in
+Frames are built byte by byte from the RFCs cited in ``src/decode.rs`` (the compiled core); the real captures in
 tests/data/linktypes are from tcpdump's test suite (README there), their expected values read with
 tshark 4.0.17. A whole lab capture re-encapsulated in each link type must give the same report as
 its Ethernet original, and tcptrace (which reads PPP and Cisco HDLC) must see the same connection,

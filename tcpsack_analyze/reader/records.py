@@ -1,8 +1,8 @@
 """A batch of capture records: the raw bytes of many packets plus their record headers.
 
-Readers of each file format (``pcap.py``, ``pcapng.py``) cut the stream into batches; the
-decoders (``linklayer.py``, ``decode.py``) work on whole batches with numpy, so per-packet
-Python work is avoided on the hot path.
+The compiled core cuts the stream into chunks of records and decodes them itself; this copy of
+a chunk's records is handed to Python only where Python needs the raw bytes: the reader's tests
+and benchmarks (``reader.chunk_records``).
 """
 from __future__ import annotations
 

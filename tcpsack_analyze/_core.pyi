@@ -1,0 +1,43 @@
+"""Type stubs of the compiled core (the Rust crate in src/, built by maturin)."""
+from typing import Any
+
+import numpy as np
+
+SUPPORTED_LINKTYPES: list[int]
+
+class ReadError(Exception):
+    """A capture cannot be read: ``args`` are (byte offset or None, message)."""
+
+class Reader:
+    """A capture being read chunk by chunk (src/reader.rs)."""
+
+    def __init__(self, path: str) -> None: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def compressed(self) -> bool: ...
+    @property
+    def first_index(self) -> int: ...
+    def next_chunk(self, chunk_bytes: int) -> bool: ...
+    def timestamps(self) -> np.ndarray: ...
+    def records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+    def decode(self, bpf: Bpf | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]: ...
+
+PLAUSIBLE_NS: int
+JUMP_NS: int
+
+class Clock:
+    """The analysis clock (src/clock.rs)."""
+
+    def __init__(self) -> None: ...
+    def advance(self, raw: np.ndarray) -> np.ndarray: ...
+    def counts(self) -> tuple[int, int, int, int, int]: ...
+
+class BpfError(Exception):
+    """libpcap cannot be loaded or cannot compile the expression: ``args`` are (message,)."""
+
+class Bpf:
+    """A BPF filter expression compiled and run by libpcap (src/bpf.rs)."""
+
+    def __init__(self, library: str, expression: str) -> None: ...
+    def program(self, linktype: int) -> None: ...
