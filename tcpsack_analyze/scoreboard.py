@@ -341,9 +341,9 @@ class Scoreboard:
             lost = (lost_end - lo) - self._sacked_below_lost
         else:
             lost_end = min(max(lost_below, lo), hi)
-            lost = (lost_end - lo) - self._sacked.overlap(lo, lost_end)
+            lost = (lost_end - lo) - self._sacked.overlap(lo, lost_end) if lost_end > lo else 0
         rxt_end = min(max(self._high_rxt, lo), hi)
-        rxt = (rxt_end - lo) - self._sacked.overlap(lo, rxt_end)
+        rxt = (rxt_end - lo) - self._sacked.overlap(lo, rxt_end) if rxt_end > lo else 0
         return unsacked - lost + rxt
 
     def pipe_segments(self) -> int:

@@ -199,10 +199,11 @@ class SenderModel(ABC):
         self._timed: tuple[int, int] | None = None  # (end, send time): Karn's one timed segment
         self._tsvals: deque[tuple[int, int]] = deque()  # (TSval, time) of first transmissions
         self._round_end = start
-        self._flight_max = [0, 0]
+        self._flight_max = [0, 0]  # largest pipe after a send: previous round, this round
         self._sack_seen = False  # the receiver has sent SACK blocks
         self._undo: tuple[int, int] | None = None  # (cwnd, ssthresh) before the last RTO
-        self._undo_tsval: int | None = None  # TSval of the first retransmission after it  # largest pipe after a send: previous round, this round
+        self._undo_tsval: int | None = None  # TSval of the first retransmission after it
+        self.pipe_after_send = 0  # :attr:`pipe` after the last :meth:`on_send` (saves a caller asking again)
 
     # ------------------------------------------------------------------ what the model allows
 
@@ -217,19 +218,24 @@ class SenderModel(ABC):
         ``rack``, in recovery every hole below the highest SACK is presumed lost, as Linux's RACK
         with no reordering seen: RFC 8985 section 6.2, reordering window 0 in recovery), the
         flight without; after an RTO only what was sent since (module docstring)."""
-        if self.state is LOSS:
-            resent = max(0, min(self._resent_high, self._loss_point) - self.board.high_ack)
-            return resent + max(0, self.board.high_data - max(self._loss_point, self.board.high_ack))
+        state = self.state
+        board = self.board
+        if state is LOSS:
+            resent = max(0, min(self._resent_high, self._loss_point) - board.high_ack)
+            return resent + max(0, board.high_data - max(self._loss_point, board.high_ack))
         if not self.uses_sack:
-            return self.flight
-        if self.options.rack and self.state is RECOVERY and self.board.high_sack is not None:
-            return self.board.pipe(lost_below=self.board.high_sack)
-        return self.board.pipe()
+            return board.outstanding
+        if state is RECOVERY and self.options.rack:
+            high_sack = board.high_sack
+            if high_sack is not None:
+                return board.pipe(lost_below=high_sack)
+        return board.pipe()
 
-    def send_window(self) -> int:
+    def send_window(self, pipe: int | None = None) -> int:
         """Octets the model would send now: cwnd - pipe, and no more than the receive window
-        allows (RFC 5681 section 3.1, RFC 6675 section 5 step (C))."""
-        room = self.cwnd - self.pipe
+        allows (RFC 5681 section 3.1, RFC 6675 section 5 step (C)). ``pipe``: :attr:`pipe`
+        when the caller has it already."""
+        room = self.cwnd - (self.pipe if pipe is None else pipe)
         if self.rwnd is not None:
             room = min(room, self.board.high_ack + self.rwnd - self.board.high_data)
         return max(0, room)
@@ -271,49 +277,64 @@ class SenderModel(ABC):
         closed loop knows; the open loop never says so).
         """
         now = send.time_ns
-        start = min(send.start, self.board.high_data)
-        if send.end <= start:
+        board = self.board
+        high_data = board.high_data
+        start, end = send.start, send.end
+        if start > high_data:
+            start = high_data
+        if end <= start:
             return
-        resent = start < self.board.high_data
-        self.board.on_send(start, send.end, now, rescue=rescue and resent)
+        resent = start < high_data
+        board.on_send(start, end, now, rescue=rescue and resent)
         if resent:
             self._timed = None  # Karn's rule (RFC 6298 section 3)
             if self._undo is not None and self._undo_tsval is None:
                 self._undo_tsval = send.tsval
-            if self.state is LOSS:
-                self._resent_high = max(self._resent_high, send.end)
+            if self.state is LOSS and end > self._resent_high:
+                self._resent_high = end
         else:
             if self._timed is None:
-                self._timed = (send.end, now)
-            if send.tsval is not None and (not self._tsvals or self._tsvals[-1][0] != send.tsval):
-                self._tsvals.append((send.tsval, now))
-        self.timer.on_send(now, self._linear())
-        self._on_sent(send.end - start, resent)
-        self._flight_max[1] = max(self._flight_max[1], self.pipe)
+                self._timed = (end, now)
+            tsval = send.tsval
+            if tsval is not None and (not self._tsvals or self._tsvals[-1][0] != tsval):
+                self._tsvals.append((tsval, now))
+        if self.timer.deadline_ns is None:
+            self.timer.on_send(now, self._linear())
+        self._on_sent(end - start, resent)
+        self.pipe_after_send = pipe = self.pipe
+        if pipe > self._flight_max[1]:
+            self._flight_max[1] = pipe
         self.last_send_ns = now
 
     def on_ack(self, ack: Ack) -> AckResult:
         """The sender received ``ack`` at ``ack.time_ns``: update the scoreboard, RTT and timer,
         count duplicate ACKs, end the RTO state, then let the algorithm respond."""
         now = ack.time_ns
-        self._sack_seen = self._sack_seen or bool(ack.sack)
-        res = self.board.on_ack(ack.ack, self._sack_blocks(ack), now)
+        board = self.board
+        if ack.sack:
+            self._sack_seen = True
+        res = board.on_ack(ack.ack, self._sack_blocks(ack) if self.uses_sack else (), now)
         self.rwnd = ack.win
         if res.cumulative:
             self._rtt_sample(ack, now)
-            self.timer.on_new_ack(now, self.board.outstanding > 0, self._linear())
-            if self.board.high_ack >= self._round_end:
+            self.timer.on_new_ack(now, board.outstanding > 0, self._linear())
+            if board.high_ack >= self._round_end:
                 self._flight_max = [self._flight_max[1], 0]
-                self._round_end = self.board.high_data
-        duplicate = res.duplicate if self.uses_sack else ack.dup
-        self.dup_acks = res.dup_acks if self.uses_sack else (0 if res.cumulative else self.dup_acks + int(duplicate))
-        if self.state is LOSS and res.cumulative and self._spurious(ack):
-            assert self._undo is not None
-            self.cwnd, self.ssthresh = max(self.cwnd, self._undo[0]), max(self.ssthresh, self._undo[1])
-            self.state = self._open_state()
-        if self.state is LOSS and self.board.high_ack >= self._loss_point:
-            self.state = self._open_state()
-        if self.state is not LOSS:
+                self._round_end = board.high_data
+        if self.uses_sack:
+            duplicate = res.duplicate
+            self.dup_acks = res.dup_acks
+        else:
+            duplicate = ack.dup
+            self.dup_acks = 0 if res.cumulative else self.dup_acks + int(duplicate)
+        if self.state is LOSS:
+            if res.cumulative and self._spurious(ack):
+                assert self._undo is not None
+                self.cwnd, self.ssthresh = max(self.cwnd, self._undo[0]), max(self.ssthresh, self._undo[1])
+                self.state = self._open_state()
+            elif board.high_ack >= self._loss_point:
+                self.state = self._open_state()
+        if self.state is not LOSS and self._undo is not None:
             self._undo = self._undo_tsval = None
         self._on_ack(ack, res, duplicate)
         return res

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -79,6 +80,7 @@ TLP_FACTOR = 2.0  # RFC 8985 section 7.2: PTO = 2 SRTT
 NO_DATA = "no data sent in this direction: no model can run"
 LIMITS = ("cwnd", "receive window", "application")
 STATES = tuple(s.value for s in State)
+_STATE_INDEX = {s: i for i, s in enumerate(State)}
 
 _ORDINAL = {1: "first", 2: "second", 3: "third"}
 
@@ -210,18 +212,30 @@ def run_model(
 def sender_view(events: EventBatch, ack_shift_ns: int = 0) -> list[Send | Ack]:
     """The data sends and the ACKs of a direction as the sender saw them: ACK times delayed by
     ``ack_shift_ns`` and the events re-ordered by time (module docstring); sends that no loss
-    rule reads (SYN/FIN without payload, zero-window probes) are left out."""
+    rule reads (SYN/FIN without payload, zero-window probes) are left out.
+
+    Built from the batch's columns at once (``tolist``), the same views as
+    :meth:`EventBatch.event` makes one by one."""
     keep = events.is_data | events.is_ack
     order = np.nonzero(keep)[0]
+    is_ack = events.kind[order] == Kind.ACK
+    t = events.time_ns[order] + np.where(is_ack, ack_shift_ns, 0)
     if ack_shift_ns:
-        t = events.time_ns[order] + np.where(events.kind[order] == Kind.ACK, ack_shift_ns, 0)
-        order = order[np.argsort(t, kind="stable")]
+        by_time = np.argsort(t, kind="stable")
+        order, is_ack, t = order[by_time], is_ack[by_time], t[by_time]
+    cols = [c[order].tolist() for c in (events.index, events.start, events.end, events.flags, events.tsval,
+                                          events.placement, events.ack, events.sack_row, events.dsack, events.dup,
+                                          events.win, events.tsecr)]
+    placements = {p.value: p for p in Placement}
     out: list[Send | Ack] = []
-    for i in order.tolist():
-        ev = events.event(i)
-        if isinstance(ev, Ack) and ack_shift_ns:
-            ev = dataclasses.replace(ev, time_ns=ev.time_ns + ack_shift_ns)
-        out.append(ev)
+    append = out.append
+    for i, (acked, time, index, start, end, flags, tsval, placement, ack, sack_row, dsack, dup, win, tsecr) in enumerate(
+            zip(is_ack.tolist(), t.tolist(), *cols)):
+        if acked:
+            sack = tuple(events.blocks(int(order[i]))) if sack_row >= 0 else ()
+            append(Ack(time, index, ack, sack, dsack, dup, win, None if tsecr < 0 else tsecr, flags))
+        else:
+            append(Send(time, index, start, end, flags, None if tsval < 0 else tsval, placements[placement]))
     return out
 
 
@@ -295,7 +309,11 @@ def _turnaround_from_events(events: EventBatch) -> int:
 
 
 class _Judge:
-    """Feeds one model, checks each send, keeps the series (module docstring)."""
+    """Feeds one model, checks each send, keeps the series (module docstring).
+
+    Per event it asks the model for its pipe once (:attr:`SenderModel.pipe` walks the
+    scoreboard), keeps the per-ACK rows in one flat ``array`` of int64 and writes a window
+    violation's text once, when its run of sends ends."""
 
     def __init__(self, model: SenderModel, name: str) -> None:
         self.m = model
@@ -303,7 +321,7 @@ class _Judge:
         self.sends = 0
         self.nonconforming = 0
         self.violations: list[Violation] = []
-        self.rows: list[tuple[int, int, int, int, int, int, int]] = []
+        self.rows = array("q")  # per ACK: time, index, cwnd, ssthresh, pipe, flight, state
         self.edges = 0
         self.burst_excess = 0  # largest excess (segments) in the current run of sends
         self.burst_at = 0  # where its violation is
@@ -311,6 +329,7 @@ class _Judge:
         self.gaps: list[float] = []
         self.interval_peak = 0  # largest flight after a send since the last ACK
         self.last_ack_ns: int | None = None
+        self.pipe = 0  # the model's pipe after the last event (nothing changes it between events)
         self.resent: set[int] = set()  # starts of the retransmissions of octets still outstanding
         self.fast_pending = False  # recovery began: the next retransmission is the fast one
 
@@ -318,31 +337,45 @@ class _Judge:
 
     def send(self, ev: Send) -> None:
         m = self.m
+        board = m.board
         self.sends += 1
         exempt = False
         bad: tuple[str, str] | None = None
-        if ev.start < m.board.high_data:
+        if ev.start < board.high_data:
             bad, exempt = self._retransmission(ev)
             exempt = exempt or self.fast_pending
             self.fast_pending = False
         before = m.cwnd
+        smss = m.smss
         m.on_send(ev)
-        if m.cwnd <= m.smss < before:
+        self.pipe = pipe = m.pipe_after_send
+        cwnd = m.cwnd
+        if cwnd <= smss < before:
             self.edges += 1
-        excess = -(-(m.pipe - m.cwnd) // m.smss) - 1  # a send may start below cwnd (one packet)
-        if bad is None and excess > 0 and not exempt:
-            if self.burst_excess == 0:
-                self.burst_at = len(self.violations)
-                self.violations.append(Violation(self.name, ev.time_ns, ev.index, "window", ""))
-            if excess > self.burst_excess:
-                self.burst_excess = excess
-                self.violations[self.burst_at] = dataclasses.replace(
-                    self.violations[self.burst_at], text=f"sent {excess} segment{'s' if excess > 1 else ''} beyond cwnd")
-            self.nonconforming += 1
-        elif bad is not None:
+        excess = -(-(pipe - cwnd) // smss) - 1  # a send may start below cwnd (one packet)
+        if bad is None:
+            if excess > 0 and not exempt:
+                if self.burst_excess == 0:
+                    self.burst_at = len(self.violations)
+                    self.violations.append(Violation(self.name, ev.time_ns, ev.index, "window", ""))
+                if excess > self.burst_excess:
+                    self.burst_excess = excess
+                self.nonconforming += 1
+        else:
             self.violations.append(Violation(self.name, ev.time_ns, ev.index, *bad))
             self.nonconforming += 1
-        self.interval_peak = max(self.interval_peak, m.flight)
+        flight = board.outstanding
+        if flight > self.interval_peak:
+            self.interval_peak = flight
+
+    def _end_burst(self) -> None:
+        """A run of sends beyond cwnd ended: write its violation's text (the largest excess)."""
+        if self.burst_excess:
+            v = self.violations[self.burst_at]
+            n = self.burst_excess
+            self.violations[self.burst_at] = Violation(v.model, v.time_ns, v.index, v.kind,
+                                                       f"sent {n} segment{'s' if n > 1 else ''} beyond cwnd")
+            self.burst_excess = 0
 
     def _retransmission(self, ev: Send) -> tuple[tuple[str, str] | None, bool]:
         """Whether the model explains a retransmission; makes it follow the sender if not.
@@ -405,39 +438,47 @@ class _Judge:
 
     def ack(self, ev: Ack) -> None:
         m = self.m
-        self._close_interval(ev.time_ns)
+        now = ev.time_ns
+        if self.last_ack_ns is not None:
+            self._close_interval(now)
         before, state = m.cwnd, m.state
         m.on_ack(ev)
-        if m.cwnd <= m.smss < before:
+        cwnd, smss = m.cwnd, m.smss
+        if cwnd <= smss < before:
             self.edges += 1
-        if m.state is RECOVERY and state is not RECOVERY:
+        after = m.state
+        if after is RECOVERY and state is not RECOVERY:
             self.fast_pending = True
-        self.burst_excess = 0
+        if self.burst_excess:
+            self._end_burst()
         if len(self.resent) > 64:
             self.resent = {s for s in self.resent if s >= m.board.high_ack}
-        self.rows.append((ev.time_ns, ev.index, m.cwnd, -1 if m.ssthresh >= INFINITE else m.ssthresh, m.pipe,
-                          m.flight, STATES.index(m.state.value)))
-        self.last_ack_ns = ev.time_ns
-        self.interval_peak = m.flight
+        self.pipe = pipe = m.pipe
+        flight = m.board.outstanding
+        ssthresh = m.ssthresh
+        self.rows.extend((now, ev.index, cwnd, -1 if ssthresh >= INFINITE else ssthresh, pipe, flight, _STATE_INDEX[after]))
+        self.last_ack_ns = now
+        self.interval_peak = flight
 
     def _close_interval(self, now: int) -> None:
         """The interval since the previous ACK ends: its limiting factor and cwnd gap."""
         m = self.m
-        if self.last_ack_ns is None:
-            return
-        if m.rwnd is not None and m.board.high_ack + m.rwnd - m.board.high_data < m.smss:
+        board = m.board
+        rwnd = m.rwnd
+        if rwnd is not None and board.high_ack + rwnd - board.high_data < m.smss:
             limit = "receive window"
-        elif m.send_window() < m.smss:
+        elif m.send_window(self.pipe) < m.smss:
             limit = "cwnd"
         else:
             limit = "application"
-        self.limit_time[limit] += now - self.last_ack_ns
-        if limit == "cwnd" and m.state in (SLOW_START, CONGESTION_AVOIDANCE):
+        self.limit_time[limit] += now - self.last_ack_ns  # type: ignore[operator]  # the caller checked
+        if limit == "cwnd" and (m.state is SLOW_START or m.state is CONGESTION_AVOIDANCE):
             self.gaps.append((m.cwnd - self.interval_peak) / m.smss)
 
     def finish(self) -> ModelRun:
         m = self.m
-        rows = np.array(self.rows, dtype=np.int64).reshape(-1, 7)
+        self._end_burst()
+        rows = np.frombuffer(self.rows, dtype=np.int64).reshape(-1, 7)
         total = sum(self.limit_time.values())
         limiting = {k: (v / total if total else 0.0) for k, v in self.limit_time.items()}
         return ModelRun(

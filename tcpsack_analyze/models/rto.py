@@ -36,10 +36,17 @@ class RetransmissionTimer:
     estimator: Rfc6298 = field(default_factory=Rfc6298)
     backoffs: int = 0  # expiries since the last ACK of new data
     deadline_ns: int | None = None
+    _base: float | None = field(default=None, repr=False)  # base_s() until the next sample
 
     def base_s(self) -> float:
         """The RTO before backoff (section 2), or Linux's ``__tcp_set_rto`` with
-        ``minimum_on_variance`` (the minimum bounds the variance term, not the RTO)."""
+        ``minimum_on_variance`` (the minimum bounds the variance term, not the RTO). Kept
+        until the next sample, the only thing that changes it."""
+        if self._base is None:
+            self._base = self._compute_base()
+        return self._base
+
+    def _compute_base(self) -> float:
         if self.minimum_on_variance:
             rto = self.estimator.rto(max(GRANULARITY_S, self.minimum_s), 0.0, self.maximum_s)
         else:
@@ -48,12 +55,15 @@ class RetransmissionTimer:
 
     def current_s(self, linear: bool = False) -> float:
         """The RTO with the backoff of the expiries so far (section 5.5), at most the maximum."""
-        factor = 1.0 if linear else self.backoff ** self.backoffs
-        return min(self.base_s() * factor, self.maximum_s)
+        base = self.base_s()
+        if linear or not self.backoffs:
+            return min(base, self.maximum_s)
+        return min(base * self.backoff ** self.backoffs, self.maximum_s)
 
     def sample(self, rtt_s: float) -> None:
         """A round-trip measurement (Karn's rule is the caller's business, section 3)."""
         self.estimator.update(rtt_s)
+        self._base = None
 
     def on_send(self, now: int, linear: bool = False) -> None:
         """Section 5.1: start the timer when it is not running."""
