@@ -25,10 +25,21 @@ def test_json_and_a_users_model() -> None:
                                   "--profile", "rfc", "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
-    assert doc["schema"] == "tcpsack-analyze/infer" and doc["schema_version"] == 1
+    assert doc["schema"] == "tcpsack-analyze/infer" and doc["schema_version"] == 2
     a2b = doc["directions"][0]
     assert {run["model"] for run in a2b["runs"]} == {"reno", "Fixed"}
     assert all(isinstance(v["text"], str) for run in a2b["runs"] for v in run["violations"])
+    for run in a2b["runs"]:
+        assert sum(run["violations_by_kind"].values()) == run["violation_count"]
+        assert len(run["violations"]) == min(run["violation_count"], 20)
+
+
+def test_json_lists_the_first_violations_unless_all_are_asked_for() -> None:
+    args = ["infer", RENO, "--model", "tahoe", "--profile", "rfc", "--format", "json"]
+    short = json.loads(CliRunner().invoke(main, args).output)["directions"][0]["runs"][0]
+    full = json.loads(CliRunner().invoke(main, [*args, "--all-violations"]).output)["directions"][0]["runs"][0]
+    assert short["violation_count"] == full["violation_count"] == len(full["violations"]) > 20
+    assert short["violations"] == full["violations"][:20]
 
 
 def test_bad_options_and_input(tmp_path: Path) -> None:

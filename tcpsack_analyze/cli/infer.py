@@ -43,7 +43,11 @@ def _model(value: str) -> str | type[SenderModel]:
                    "(per-ACK slow start, 1 s minimum RTO, no RACK-TLP).")
 @click.option("--filter", "bpf", metavar="EXPR", help="BPF filter in tcpdump syntax, applied by libpcap.")
 @click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
-def infer(capture: str, conn_ids: tuple[int, ...], model_names: tuple[str, ...], profile: str, bpf: str | None, fmt: str) -> None:
+@click.option("--all-violations", is_flag=True,
+              help="List every violation of every model (by default the text shows the best model's first 5, the "
+                   "JSON each model's first 20 and a count per kind).")
+def infer(capture: str, conn_ids: tuple[int, ...], model_names: tuple[str, ...], profile: str, bpf: str | None, fmt: str,
+          all_violations: bool) -> None:
     """Infer the sender's congestion control and cwnd in each direction of CAPTURE.
 
     Every model is driven by the observed sends and ACKs (open loop) and judged on which sends
@@ -59,7 +63,7 @@ def infer(capture: str, conn_ids: tuple[int, ...], model_names: tuple[str, ...],
     models = [_model(m) for m in model_names] or None
     options = SenderOptions.linux() if profile == "linux" else SenderOptions.rfc()
     result = read_capture(capture, conn_ids, lambda: infer_capture(capture, models, options, conn=conn_ids or None, filter=bpf))
-    sys.stdout.write(RENDERERS[fmt](result))
+    sys.stdout.write(RENDERERS[fmt](result, all_violations))
     finish(result)
 
 

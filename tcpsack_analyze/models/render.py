@@ -2,8 +2,11 @@
 
 The JSON document (schema ``tcpsack-analyze/infer``, version :data:`SCHEMA_VERSION`) has, per
 direction, the verdict, the naive flight-size bound and, per model in rank order, the counts,
-the cwnd summary, the time share per limiting factor and every violation; the per-ACK series
-are left to :meth:`~tcpsack_analyze.models.infer.CaptureInference.cwnd_df`.
+the cwnd summary, the time share per limiting factor, the violations counted by kind and the
+first :data:`JSON_VIOLATIONS` of them (all of them with ``all_violations``: a sender that no
+model explains has one per send, and a million of them is no summary). The per-ACK series and
+every violation are also in :meth:`~tcpsack_analyze.models.infer.CaptureInference.cwnd_df` and
+:meth:`~tcpsack_analyze.models.infer.CaptureInference.violations_df`.
 """
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ from tcpsack_analyze.models.infer import CaptureInference, DirectionInference, M
 from tcpsack_analyze.models.rto import NS
 
 SCHEMA = "tcpsack-analyze/infer"
-SCHEMA_VERSION = 1
-SHOWN_VIOLATIONS = 5  # per model in the text output (the JSON has them all)
+SCHEMA_VERSION = 2  # 2: violations counted by kind, the first JSON_VIOLATIONS listed
+SHOWN_VIOLATIONS = 5  # per model in the text output
+JSON_VIOLATIONS = 20  # per model in the JSON document, unless all are asked for
 
 
 def _cwnd_summary(run: ModelRun, smss: int) -> dict[str, float] | None:
@@ -27,19 +31,24 @@ def _cwnd_summary(run: ModelRun, smss: int) -> dict[str, float] | None:
     return {"min": float(seg.min()), "median": float(np.median(seg)), "max": float(seg.max())}
 
 
-def _run_dict(run: ModelRun, d: DirectionInference) -> dict[str, Any]:
+def _run_dict(run: ModelRun, d: DirectionInference, all_violations: bool) -> dict[str, Any]:
     start = d.first_ns or 0
+    kinds: dict[str, int] = {}
+    for v in run.violations:
+        kinds[v.kind] = kinds.get(v.kind, 0) + 1
+    shown = run.violations if all_violations else run.violations[:JSON_VIOLATIONS]
     return {
         "model": run.model, "sends": run.sends, "nonconforming": run.nonconforming,
         "conformance": run.conformance, "cwnd_error_segments": run.cwnd_error,
         "cwnd_segments": _cwnd_summary(run, d.smss), "timeouts": run.timeouts, "recoveries": run.recoveries,
         "falling_edges": run.falling_edges, "limiting": run.limiting,
+        "violation_count": len(run.violations), "violations_by_kind": kinds,
         "violations": [{"time_s": (v.time_ns - start) / NS, "index": v.index, "kind": v.kind, "text": v.text}
-                       for v in run.violations],
+                       for v in shown],
     }
 
 
-def to_dict(inf: CaptureInference) -> dict[str, Any]:
+def to_dict(inf: CaptureInference, all_violations: bool = False) -> dict[str, Any]:
     """The JSON document (module docstring)."""
     return {
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "capture": inf.path, "models": list(inf.models),
@@ -49,16 +58,16 @@ def to_dict(inf: CaptureInference) -> dict[str, Any]:
             "ack_shift_ms": d.ack_shift_ns / 1e6, "status": d.status, "verdict": d.verdict,
             "best": d.best.model if d.best else None, "confidence": d.confidence,
             "naive_bound_segments": None if d.naive_segments is None else dict(zip(("min", "median", "max"), d.naive_segments)),
-            "runs": [_run_dict(r, d) for r in d.runs],
+            "runs": [_run_dict(r, d, all_violations) for r in d.runs],
         } for d in inf.directions],
     }
 
 
-def render_json(inf: CaptureInference) -> str:
-    return json.dumps(to_dict(inf), indent=1) + "\n"
+def render_json(inf: CaptureInference, all_violations: bool = False) -> str:
+    return json.dumps(to_dict(inf, all_violations), indent=1) + "\n"
 
 
-def render_text(inf: CaptureInference) -> str:
+def render_text(inf: CaptureInference, all_violations: bool = False) -> str:
     """One block per direction: verdict, naive bound, a line per model, the best's violations."""
     out = [f"{inf.path}: sender models {', '.join(inf.models)}"]
     for d in inf.directions:
@@ -82,11 +91,11 @@ def render_text(inf: CaptureInference) -> str:
         for r in d.runs[:1]:
             if r.violations:
                 out.append(f"  where {r.model} departs from the sender ({len(r.violations)} violations):")
-                for v in r.violations[:SHOWN_VIOLATIONS]:
+                for v in (r.violations if all_violations else r.violations[:SHOWN_VIOLATIONS]):
                     out.append(f"    {(v.time_ns - (d.first_ns or 0)) / NS:10.6f} s  #{v.index:<8} {v.text}")
     return "\n".join(out) + "\n"
 
 
 RENDERERS = {"text": render_text, "json": render_json}
 
-__all__ = ["RENDERERS", "SCHEMA", "SCHEMA_VERSION", "render_json", "render_text", "to_dict"]
+__all__ = ["RENDERERS", "SCHEMA", "SCHEMA_VERSION", "JSON_VIOLATIONS", "render_json", "render_text", "to_dict"]
