@@ -40,9 +40,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -85,7 +85,7 @@ _STATE_INDEX = {s: i for i, s in enumerate(State)}
 _ORDINAL = {1: "first", 2: "second", 3: "third"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Violation:
     """An observed send the model would not have made, in words."""
 
@@ -96,6 +96,69 @@ class Violation:
     text: str
 
 
+class Violations(Sequence[Violation]):
+    """A model's violations, kept as columns and made :class:`Violation` objects when read.
+
+    A sender no model explains has a violation for most of its sends (a synthetic benchmark
+    sender: over a million per model on a million packets); as objects they would outweigh
+    everything else inference keeps. A window violation is its time, record number and excess
+    (its text is written from the excess); the rarer others keep their kind and text."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self._time = array("q")
+        self._index = array("q")
+        self._excess = array("q")  # segments beyond cwnd of a window violation, 0 for the others
+        self._other: dict[int, tuple[str, str]] = {}  # position -> (kind, text) of the others
+
+    def add_window(self, time_ns: int, index: int) -> int:
+        """A window violation (its excess set by :meth:`set_excess`); returns its position."""
+        self._time.append(time_ns)
+        self._index.append(index)
+        self._excess.append(0)
+        return len(self._time) - 1
+
+    def set_excess(self, position: int, segments: int) -> None:
+        self._excess[position] = segments
+
+    def add(self, time_ns: int, index: int, kind: str, text: str) -> None:
+        self._other[len(self._time)] = (kind, text)
+        self._time.append(time_ns)
+        self._index.append(index)
+        self._excess.append(0)
+
+    def __len__(self) -> int:
+        return len(self._time)
+
+    def _at(self, i: int) -> Violation:
+        other = self._other.get(i)
+        if other is None:
+            n = self._excess[i]
+            other = ("window", f"sent {n} segment{'s' if n > 1 else ''} beyond cwnd")
+        return Violation(self.model, self._time[i], self._index[i], *other)
+
+    @overload
+    def __getitem__(self, i: int) -> Violation: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Violation, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> Violation | tuple[Violation, ...]:
+        if isinstance(i, slice):
+            return tuple(self._at(j) for j in range(*i.indices(len(self))))
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("violation index out of range")
+        return self._at(i)
+
+    def __iter__(self) -> Iterator[Violation]:
+        return (self._at(i) for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"Violations({self.model!r}, {len(self)})"
+
+
 @dataclass(frozen=True)
 class ModelRun:
     """One model driven by one direction's events: its verdict and its per-ACK series."""
@@ -103,7 +166,7 @@ class ModelRun:
     model: str
     sends: int  # data sends checked
     nonconforming: int  # sends with a violation
-    violations: tuple[Violation, ...]
+    violations: Violations
     cwnd_error: float | None  # median (cwnd - naive bound) in segments, where bounded
     falling_edges: int  # cwnd falls to one segment (timeouts, Tahoe's fast retransmits)
     timeouts: int
@@ -320,7 +383,7 @@ class _Judge:
         self.name = name
         self.sends = 0
         self.nonconforming = 0
-        self.violations: list[Violation] = []
+        self.violations = Violations(name)
         self.rows = array("q")  # per ACK: time, index, cwnd, ssthresh, pipe, flight, state
         self.edges = 0
         self.burst_excess = 0  # largest excess (segments) in the current run of sends
@@ -356,25 +419,21 @@ class _Judge:
         if bad is None:
             if excess > 0 and not exempt:
                 if self.burst_excess == 0:
-                    self.burst_at = len(self.violations)
-                    self.violations.append(Violation(self.name, ev.time_ns, ev.index, "window", ""))
+                    self.burst_at = self.violations.add_window(ev.time_ns, ev.index)
                 if excess > self.burst_excess:
                     self.burst_excess = excess
                 self.nonconforming += 1
         else:
-            self.violations.append(Violation(self.name, ev.time_ns, ev.index, *bad))
+            self.violations.add(ev.time_ns, ev.index, *bad)
             self.nonconforming += 1
         flight = board.outstanding
         if flight > self.interval_peak:
             self.interval_peak = flight
 
     def _end_burst(self) -> None:
-        """A run of sends beyond cwnd ended: write its violation's text (the largest excess)."""
+        """A run of sends beyond cwnd ended: its violation's excess is the largest in it."""
         if self.burst_excess:
-            v = self.violations[self.burst_at]
-            n = self.burst_excess
-            self.violations[self.burst_at] = Violation(v.model, v.time_ns, v.index, v.kind,
-                                                       f"sent {n} segment{'s' if n > 1 else ''} beyond cwnd")
+            self.violations.set_excess(self.burst_at, self.burst_excess)
             self.burst_excess = 0
 
     def _retransmission(self, ev: Send) -> tuple[tuple[str, str] | None, bool]:
@@ -482,7 +541,7 @@ class _Judge:
         total = sum(self.limit_time.values())
         limiting = {k: (v / total if total else 0.0) for k, v in self.limit_time.items()}
         return ModelRun(
-            self.name, self.sends, self.nonconforming, tuple(self.violations),
+            self.name, self.sends, self.nonconforming, self.violations,
             float(np.median(self.gaps)) if self.gaps else None, self.edges, m.timeouts, m.recoveries, limiting,
             *(rows[:, c].copy() for c in range(7)),
         )
@@ -587,6 +646,6 @@ def infer_capture(
 
 
 __all__ = [
-    "FIT_THRESHOLD", "CaptureInference", "DirectionInference", "ModelRun", "Violation",
+    "FIT_THRESHOLD", "CaptureInference", "DirectionInference", "ModelRun", "Violation", "Violations",
     "infer_capture", "infer_direction", "run_model", "selected", "sender_mss", "sender_view", "streams_of",
 ]
