@@ -567,6 +567,27 @@ class Scoreboard:
             self._lost_below = None
         return sacked_then_acked, newly_sacked
 
+    def relay_sacked(self, start: int) -> None:
+        """Lay the SACKed octets above the cumulative ACK out again as one range from ``start``
+        (at most up to HighData), keeping their number; ``start`` at HighData forgets them.
+
+        For a sender that emulates SACK from duplicate ACKs when the receiver sends none
+        (Linux's ``tcp_add_reno_sack``): it knows how many segments arrived beyond the hole, not
+        which, and a partial ACK that covers some of them (``tcp_remove_reno_sacks``: one ACKed
+        segment was the hole, the rest had each caused a duplicate ACK) says nothing of where
+        the others are. Left where they were laid, from the old cumulative ACK up, they would
+        cover the new first hole. Never called on a real receiver's SACK information (the loss
+        tracker does not call it)."""
+        if not self._sacked_bytes:
+            return
+        start = max(start, self._high_ack)
+        end = min(start + self._sacked_bytes, self._high_data)
+        self._sacked = RangeSet()
+        self._sacked_bytes = 0
+        if end > start:
+            self._sacked_bytes = self._sacked.add(start, end)
+        self._lost_below = None
+
     def enter_recovery(self, now: float) -> tuple[int, int] | None:
         """Enter loss recovery (RFC 6675 section 5, step (4)); return the fast retransmission.
 

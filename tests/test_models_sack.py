@@ -1,7 +1,7 @@
 """SACK recovery (RFC 6675, classic and PRR reductions) and k-SACK (paper 004), by hand."""
 from __future__ import annotations
 
-from modelkit import SMSS, ack, send
+from modelkit import SMSS, ack, send, seq
 
 from tcpsack_analyze.models import INFINITE, SenderOptions, State, model_class
 from tcpsack_analyze.models.base import SenderModel
@@ -97,3 +97,37 @@ def test_sack_model_emulates_sack_from_dupacks_without_sack_blocks() -> None:
 def test_linux_ssthresh_halves_cwnd_in_whole_segments() -> None:
     m = sacked_three("sack", ssthresh_from="cwnd", reduction="classic", initial_window=11)
     assert m.ssthresh == 5 * SMSS  # tcp_reno_ssthresh: snd_cwnd >> 1 = 11 >> 1 packets
+
+
+def test_emulated_sack_after_a_partial_ack_leaves_the_new_hole_open() -> None:
+    """A receiver that never SACKs: each duplicate ACK stands for one segment beyond the hole
+    (Linux's tcp_add_reno_sack). Segments 0 and 4 lost, 1-3 and 5-9 arrive: 8 duplicate ACKs.
+    The partial ACK of segments 0-3 (after the fast retransmission) leaves 8 - 3 = 5 segments
+    counted beyond the new hole at segment 4 (tcp_remove_reno_sacks), laid out from segment 5:
+    segment 4 is not taken for delivered, and it is lost (IsLost: 5 SACKed segments above it)."""
+    m = model_class("sack")(SMSS, SenderOptions())
+    m.on_send(send(0, 0, count=10))
+    for i in range(8):
+        m.on_ack(ack(100 + i, 0, dup=True))
+    assert m.state is State.RECOVERY and m.board.sacked_bytes == 8 * SMSS
+    m.on_send(send(108, 0, resent=True))
+    m.on_ack(ack(200, 4))  # partial ACK
+    b = m.board
+    assert m.state is State.RECOVERY and b.high_ack == seq(4)
+    assert b.sacked_within(seq(4), seq(5)) == 0 and list(b.sacked_ranges()) == [(seq(5), seq(10))]
+    assert b.is_lost(seq(4)) and m.pipe == 0  # 4 lost, 5-9 counted delivered
+    m.on_send(send(201, 4, resent=True))
+    m.on_ack(ack(300, 10))  # full ACK: recovery ends and the emulated count is forgotten
+    assert m.state is not State.RECOVERY and m.board.sacked_bytes == 0
+
+
+def test_emulated_sack_is_forgotten_when_an_ack_ends_the_rto_state() -> None:
+    m = model_class("sack")(SMSS, SenderOptions(expunge_sack_on_rto=False))
+    m.on_send(send(0, 0, count=10))
+    m.on_ack(ack(100, 0, dup=True))
+    m.on_ack(ack(101, 0, dup=True))
+    m.on_timeout(1_500 * 1_000_000)
+    assert m.state is State.LOSS and m.board.sacked_bytes == 2 * SMSS  # kept across the RTO (Linux)
+    m.on_send(send(1_500, 0, resent=True))
+    m.on_ack(ack(1_600, 1))  # tcp_process_loss: snd_una advanced, tcp_reset_reno_sack
+    assert m.board.sacked_bytes == 0

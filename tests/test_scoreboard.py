@@ -545,3 +545,16 @@ def test_arbitrary_sack_blocks_match_reference(data: st.DataObject) -> None:
             sb.on_rto(now, expunge_sack=expunge)
             ref.on_rto(expunge)
         assert_same(sb, ref)
+
+
+def test_relay_sacked_keeps_the_count_and_moves_it() -> None:
+    sb = sent(10)
+    sb.on_ack(0, [(S, 2 * S), (4 * S, 6 * S)], 1.0)
+    assert sb.sacked_bytes == 3 * S and sb.lost_below == S and sb.pipe() == 6 * S
+    sb.relay_sacked(2 * S)
+    assert list(sb.sacked_ranges()) == [(2 * S, 5 * S)] and sb.sacked_bytes == 3 * S
+    assert sb.lost_below == 2 * S and sb.pipe() == 5 * S  # the cached IsLost boundary was dropped
+    sb.relay_sacked(9 * S)  # clipped at HighData
+    assert list(sb.sacked_ranges()) == [(9 * S, 10 * S)] and sb.sacked_bytes == S
+    sb.relay_sacked(sb.high_data)
+    assert sb.sacked_bytes == 0 and list(sb.sacked_ranges()) == []

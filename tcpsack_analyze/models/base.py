@@ -314,6 +314,8 @@ class SenderModel(ABC):
         if ack.sack:
             self._sack_seen = True
         res = board.on_ack(ack.ack, self._sack_blocks(ack) if self.uses_sack else (), now)
+        if res.cumulative and self.uses_sack and not self._sack_seen:
+            self._forget_emulated(res)
         self.rwnd = ack.win
         if res.cumulative:
             self._rtt_sample(ack, now)
@@ -358,6 +360,18 @@ class SenderModel(ABC):
         start = max(high_ack + self.smss, self.board.high_sack or 0)
         end = min(start + self.smss, self.board.high_data)
         return ((start, end),) if end > start else ()
+
+    def _forget_emulated(self, res: AckResult) -> None:
+        """An ACK of new data, while SACK is emulated from duplicate ACKs (:meth:`_sack_blocks`):
+        the emulated segments the cumulative ACK passed are gone, and the others are laid out
+        again above the new first hole (Linux's ``tcp_remove_reno_sacks``: one ACKed segment was
+        the hole, each other had caused a duplicate ACK); all are forgotten when the ACK ends
+        recovery or comes in the RTO state (``tcp_reset_reno_sack``)."""
+        board = self.board
+        if self.state is LOSS or res.exited_recovery:
+            board.relay_sacked(board.high_data)
+        else:
+            board.relay_sacked(board.high_ack + self.smss)
 
     def on_timeout(self, now: int) -> None:
         """The retransmission timer expired at ``now`` (RFC 5681 section 3.1, RFC 6298 5.5-5.7).
