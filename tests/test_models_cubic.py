@@ -91,3 +91,40 @@ def test_linux_beta_in_integer_packets() -> None:
     for i in range(3):
         m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),), tsecr=0))
     assert m.ssthresh == 15 * 717 // 1024 * SMSS == 10 * SMSS  # bictcp_recalc_ssthresh
+
+
+def test_ns3_arithmetic_counts_whole_segments() -> None:
+    """ns-3's TcpCubic (cubic_arithmetic="ns3"): ssthresh = int(segments * 0.7), W_max in whole
+    segments; in congestion avoidance one segment per cnt segments ACKed, cnt =
+    segments // (target - segments), and the epoch starts at the first ACK after the loss."""
+    m = after_loss(window=15, initial_window=15, cubic_arithmetic="ns3")
+    assert m.ssthresh == m.cwnd == 10 * SMSS  # int(15 * 0.7) = 10, not 10.5
+    assert m._ns3_w_max == 15  # type: ignore[attr-defined]
+    # the recovery-ending ACK counted only the segments sent after recovery began (none): no growth
+    assert m.cwnd == 10 * SMSS and m.state is State.CONGESTION_AVOIDANCE
+    # 100 ms RTT: K = cbrt((15 - 10) / 0.4) = 2.32 s; at t = RTT the target is
+    # 15 - int(0.4 * 2.22^3) = 11, so cnt = 10 // 1 = 10 segments per increase
+    grown = []
+    n, t = 15, 300.0
+    for _ in range(10):
+        m.on_send(send(t, n, tsval=int(t)))
+        m.on_ack(ack(t + 100, n + 1, tsecr=int(t)))
+        grown.append(m.cwnd // SMSS)
+        n, t = n + 1, t + 1
+    assert grown == [10] * 9 + [11]
+
+
+def test_ns3_clamps_cnt_before_the_first_loss_and_forgets_w_max_on_an_rto() -> None:
+    m = model_class("cubic")(SMSS, SenderOptions(cubic_arithmetic="ns3", initial_ssthresh=6 * SMSS, initial_window=4))
+    m.on_send(send(0, 0, count=4, tsval=0))
+    m.on_ack(ack(100, 4, tsecr=0))  # slow start adds the 4 segments ACKed, past ssthresh
+    assert m.cwnd == 8 * SMSS and m.state is State.CONGESTION_AVOIDANCE
+    n = 4
+    for i in range(20):  # no loss yet: cnt = min(100 * 8, 20) = 20 segments per increase
+        m.on_send(send(200 + i, n, tsval=200 + i))
+        m.on_ack(ack(300 + i, n + 1, tsecr=200 + i))
+        n += 1
+        assert m.cwnd == (9 if i == 19 else 8) * SMSS
+    m.on_send(send(400, n, count=3, tsval=400))
+    m.on_timeout(2_000 * 1_000_000)
+    assert m.ssthresh == 6 * SMSS and m.cwnd == SMSS and m._ns3_w_max == 0  # type: ignore[attr-defined]

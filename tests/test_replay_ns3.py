@@ -1,9 +1,10 @@
 """The sender models against ns-3 (tests/data/ns3: another TCP implementation, with its exact
 cwnd traced): closed-loop goodput with the observed losses, and open-loop cwnd (issue 14).
 
-Each run's own settings come from its truth.json; two ns-3 habits are options of the models:
-``ca_growth="per_ack"`` (RFC 5681 equation 3 per ACK, as ns-3's TcpNewReno) and
-``ssthresh_from="pipe"`` (ns-3's GetSsThresh(BytesInFlight)). docs/replay.md has the tables.
+Each run's own settings come from its truth.json, on SenderOptions.ns3(): ns-3's habits as
+options of the models (``ca_growth="per_ack"``, RFC 5681 equation 3 per ACK as ns-3's TcpNewReno;
+``ssthresh_from="pipe"``, ns-3's GetSsThresh(BytesInFlight); SACK kept across an RTO; and
+``cubic_arithmetic="ns3"``, TcpCubic's segment counting and HyStart). docs/replay.md has the tables.
 """
 from __future__ import annotations
 
@@ -27,9 +28,8 @@ def settings(run: str) -> tuple[str, SenderOptions]:
     """The model of the run's family and ns-3's settings as model options."""
     tcp = json.loads((NS3 / run / "truth.json").read_text())["params"]["tcp"]
     model = "cubic" if tcp["cc"] == "TcpCubic" else "sack" if tcp["sack"] else "newreno"
-    opts = dataclasses.replace(SenderOptions.rfc(), reduction="prr" if tcp["recovery"] == "TcpPrrRecovery" else "classic",
-                               initial_ssthresh=tcp["initial_ssthresh"], rto_min_s=tcp["min_rto"],
-                               ca_growth="per_ack", ssthresh_from="pipe")
+    opts = dataclasses.replace(SenderOptions.ns3(), reduction="prr" if tcp["recovery"] == "TcpPrrRecovery" else "classic",
+                               initial_ssthresh=tcp["initial_ssthresh"], rto_min_s=tcp["min_rto"])
     return model, opts
 
 
@@ -48,13 +48,15 @@ def goodput_ratio(run: str) -> float:
 
 
 def test_goodput_with_the_observed_losses() -> None:
-    """Issue 14 asks for ns-3's goodput within 5% on every ns-3 run. It holds on
-    cubic_sack_prr_burst_50 (0.99); the ten runs span 0.56-1.14. Pinned: the one that holds,
-    and the spread."""
+    """Issue 14 asks for ns-3's goodput within 5% on every ns-3 run: not met. With ns-3's CUBIC
+    arithmetic the two CUBIC + SACK runs come to 1.06 and 0.89 (0.99 and 0.78 with the RFC
+    8312 octet arithmetic, whose 0.99 came with an open-loop cwnd 8% right); the ten runs span
+    0.43-1.14. Pinned: those two, and the spread."""
     assert len(NS3_RUNS) == 10
     ratios = {run: goodput_ratio(run) for run in NS3_RUNS}
-    assert abs(ratios["cubic_sack_prr_burst_50"] - 1) < 0.05
-    assert all(0.5 < r < 1.2 for r in ratios.values()), ratios
+    assert abs(ratios["cubic_sack_prr_burst_50"] - 1) < 0.08
+    assert abs(ratios["cubic_sack_prr_rate_250"] - 1) < 0.13
+    assert all(0.4 < r < 1.2 for r in ratios.values()), ratios
 
 
 @pytest.mark.parametrize(("run", "within_one", "state"), [
@@ -63,11 +65,16 @@ def test_goodput_with_the_observed_losses() -> None:
     ("newreno_sack_rate_50", 0.99, 0.91),        # 1.000, 0.916
     ("newreno_nosack_burst_250", 0.93, 0.96),    # 0.937, 0.969
     ("newreno_nosack_overshoot_50", 0.92, 0.99),  # 0.925, 0.995
+    ("cubic_sack_prr_rate_250", 0.95, 0.97),     # 0.964, 0.979
+    ("cubic_sack_prr_burst_50", 0.92, 0.99),     # 0.925, 0.991
+    ("cubic_nosack_rate_50", 0.6, 0.33),         # 0.615, 0.342
 ])
 def test_open_loop_cwnd_against_ns3(run: str, within_one: float, state: float) -> None:
     """Issue 14: the open-loop cwnd within one segment of ns-3's for >= 95% of the ACKs outside
-    recovery. Met on the three NewReno + SACK runs (100%); 92-94% on two NewReno runs without
-    SACK; not met on the other two without SACK (48%, 76%) nor on CUBIC (4-26%): docs/replay.md."""
+    recovery. Met on the three NewReno + SACK runs (100%) and on CUBIC + SACK at 250 ms (96%,
+    with ns-3's CUBIC arithmetic; 4% with RFC 8312's); 92-94% on two NewReno runs without SACK
+    and CUBIC + SACK at 50 ms; not met on the other two NewReno runs without SACK (48%, 76%) nor
+    on CUBIC without SACK (62%): docs/replay.md."""
     model, opts = settings(run)
     inf = infer_capture(str(NS3 / run / "sender.pcap"), [model], opts)
     d = next(x for x in inf.directions if x.direction == "a2b")

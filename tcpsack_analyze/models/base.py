@@ -108,6 +108,11 @@ class SenderOptions:
             it).
         hystart: CUBIC leaves slow start early by HyStart's ACK-train and delay-increase tests
             (Ha and Rhee 2011; Linux's default).
+        cubic_arithmetic: how CUBIC counts: ``"octets"`` (RFC 8312 on a window of octets,
+            growing continuously) or ``"ns3"`` (ns-3's ``TcpCubic``: whole segments, an ACK
+            counter against the integer ``cnt``, no TCP-friendly region, slow start by segments
+            ACKed without a cap at ssthresh, its own HyStart thresholds, everything but the
+            minimum RTT forgotten on an RTO): :mod:`~tcpsack_analyze.models.cubic`.
     """
 
     initial_window: int = 10
@@ -134,6 +139,7 @@ class SenderOptions:
     undo: bool = False
     expunge_sack_on_rto: bool = True
     hystart: bool = False
+    cubic_arithmetic: str = "octets"
 
     def __post_init__(self) -> None:
         if self.slow_start not in SLOW_START_RULES:
@@ -142,6 +148,8 @@ class SenderOptions:
             raise ValueError(f"ssthresh_from must be 'flight', 'cwnd' or 'pipe', not {self.ssthresh_from!r}")
         if self.ca_growth not in ("bytes", "per_ack"):
             raise ValueError(f"ca_growth must be 'bytes' or 'per_ack', not {self.ca_growth!r}")
+        if self.cubic_arithmetic not in ("octets", "ns3"):
+            raise ValueError(f"cubic_arithmetic must be 'octets' or 'ns3', not {self.cubic_arithmetic!r}")
         if self.reduction not in ("prr", "classic"):
             raise ValueError(f"reduction must be 'prr' or 'classic', not {self.reduction!r}")
         for f in fields(self):
@@ -153,6 +161,17 @@ class SenderOptions:
     def rfc(cls) -> SenderOptions:
         """The RFCs' sender: RFC 5681 growth per ACK, 1 s minimum RTO, no RACK-TLP."""
         return cls()
+
+    @classmethod
+    def ns3(cls) -> SenderOptions:
+        """ns-3's TcpSocketBase (3.44) with its defaults: the RFCs' sender with congestion
+        avoidance per ACK (``TcpNewReno``), ssthresh from the pipe (``GetSsThresh(BytesInFlight)``),
+        SACK information kept across an RTO, and ``TcpCubic``'s own arithmetic with HyStart on.
+        ns-3's initial ssthresh, recovery (``TcpClassicRecovery`` or ``TcpPrrRecovery``) and
+        minimum RTO are a scenario's settings: set ``initial_ssthresh``, ``reduction`` and
+        ``rto_min_s`` to match."""
+        return cls(ca_growth="per_ack", ssthresh_from="pipe", expunge_sack_on_rto=False, cubic_arithmetic="ns3",
+                   hystart=True)
 
     @classmethod
     def linux(cls) -> SenderOptions:

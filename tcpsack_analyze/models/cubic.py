@@ -16,11 +16,32 @@ the previous round's data), slow start ends (ssthresh = cwnd) when ACKs less tha
 have formed a train longer than half of (minimum RTT + 1 ms) since the round began (ACK train;
 Linux's unpaced threshold with its pacing allowance ``hystart_ack_delay`` at its 1 ms cap), or when the smallest of the round's first 8 RTT samples
 exceeds the minimum RTT by ``clamp(min RTT / 8, 4 ms, 16 ms)`` (delay increase).
+
+ns-3's ``TcpCubic`` (``cubic_arithmetic="ns3"``; ns-3 3.44, ``src/internet/model/tcp-cubic.cc``,
+read for its behaviour) counts differently, and with ns-3's settings the model follows it:
+
+* cwnd in whole segments (``GetCwndInSegments``, rounded down); on a congestion signal
+  W_max = segments, or ``int(segments (1 + beta) / 2)`` with fast convergence, and ssthresh =
+  ``max(int(segments * beta), 2)`` segments;
+* congestion avoidance by an ACK counter: per ACK, the segments it cumulatively ACKs are added
+  to it; the target ``W(t + min RTT)`` (with ``int(C |t - K|^3)`` added to or taken from the
+  origin, as unsigned 32-bit integers) gives ``cnt = segments // (target - segments)`` (100
+  segments when at or above the target; at most 20 before the first loss, at least 2), and
+  when the counter reaches cnt, cwnd grows by one segment and the counter by cnt less; no
+  TCP-friendly region;
+* slow start adds the segments ACKed, not capped at ssthresh, and an ACK that ends it adds
+  nothing to congestion avoidance;
+* HyStart (on by default in ns-3) tests an RTT sample before the ACK grows cwnd, while
+  16 segments <= cwnd <= ssthresh: an ACK train longer than the minimum RTT, or the smallest
+  of the round's first 8 samples above twice the minimum RTT (the threshold is the minimum
+  RTT clamped to [4 ms, 1 s]); once found it stays found until an RTO;
+* an RTO forgets W_max, the minimum RTT and HyStart's finding (``CubicReset``); RTT samples
+  within 10 ms of an epoch's start are not taken (``CubicDelta``).
 """
 from __future__ import annotations
 
 from tcpsack_analyze.events import Ack
-from tcpsack_analyze.models.base import SLOW_START, register
+from tcpsack_analyze.models.base import LOSS, SLOW_START, register
 from tcpsack_analyze.models.rto import NS
 from tcpsack_analyze.models.sack import Sack
 from tcpsack_analyze.scoreboard import AckResult
@@ -33,6 +54,10 @@ HYSTART_MIN_SAMPLES = 8
 HYSTART_DELAY_MIN_S, HYSTART_DELAY_MAX_S = 0.004, 0.016
 HYSTART_ACK_DELTA_NS = 2_000_000  # ACKs closer than this form a train
 HYSTART_ACK_DELAY_NS = 1_000_000  # Linux's hystart_ack_delay: at most 1 ms, reached at usual rates
+NS3_CNT_CLAMP = 20  # ns-3's CntClamp: the largest cnt before the first loss
+NS3_DELTA_NS = 10_000_000  # ns-3's CubicDelta: no RTT sample this soon after an epoch starts
+NS3_HYSTART_DELAY_MAX_S = 1.0
+U32 = 1 << 32
 
 
 @register
@@ -50,13 +75,16 @@ class Cubic(Sack):
 
     def _on_rtt(self, rtt_s: float, now: int) -> None:
         self._hs_rtt = rtt_s
+        if self.options.cubic_arithmetic == "ns3":
+            self._ns3_rtt(rtt_s, now)
 
     _hs_rtt: float | None = None  # the RTT sample of the ACK being processed
     _hs_round_start = 0
     _hs_last_ack = 0
 
     def _on_ack(self, ack: Ack, res: AckResult, duplicate: bool) -> None:
-        if res.cumulative and self.options.hystart and self.state is SLOW_START:
+        if (res.cumulative and self.options.hystart and self.state is SLOW_START
+                and self.options.cubic_arithmetic != "ns3"):
             self._hystart(ack.time_ns)
         self._hs_rtt = None
         super()._on_ack(ack, res, duplicate)
@@ -84,6 +112,8 @@ class Cubic(Sack):
             self.ssthresh = self.cwnd
 
     def _ssthresh_on_loss(self) -> int:
+        if self.options.cubic_arithmetic == "ns3":
+            return self._ns3_ssthresh()
         cwnd = self.cwnd / self.smss
         self._w_max = cwnd * (1 + BETA) / 2 if cwnd < self._w_max else cwnd  # fast convergence
         self._epoch_ns = None
@@ -113,3 +143,107 @@ class Cubic(Sack):
         if whole:
             self.cwnd += whole * self.smss
             self._ca_credit -= whole
+
+    # ------------------------------------------------------------------ ns-3's TcpCubic
+
+    _ns3_min_rtt: float | None = None  # m_delayMin, forgotten on an RTO
+    _ns3_count = 0  # m_cWndCnt
+    _ns3_w_max = 0  # m_lastMaxCwnd, segments
+    _ns3_origin = 0
+    _ns3_rest = 0  # octets ACKed short of a whole segment (m_bytesAckedNotProcessed)
+    _ns3_found = False
+    _ns3_round_end = 0  # m_endSeq
+    _ns3_round_start: int | None = None
+    _ns3_last_ack: int | None = None
+    _ns3_round_min: float | None = None
+    _ns3_samples = 0
+
+    def _ns3_ssthresh(self) -> int:
+        """``TcpCubic::GetSsThresh``: W_max with fast convergence and ssthresh, in segments."""
+        seg = self.cwnd // self.smss
+        self._ns3_w_max = int(seg * (1 + BETA) / 2) if seg < self._ns3_w_max else seg
+        self._epoch_ns = None
+        return max(int(seg * BETA), 2) * self.smss
+
+    def on_timeout(self, now: int) -> None:
+        super().on_timeout(now)
+        if self.options.cubic_arithmetic == "ns3":  # CongestionStateSet(CA_LOSS): CubicReset, HystartReset
+            self._ns3_w_max = self._ns3_origin = 0
+            self._k = 0.0
+            self._ns3_min_rtt = None
+            self._ns3_found = False
+            self._ns3_hystart_reset(now)
+
+    def _ns3_hystart_reset(self, now: int) -> None:
+        self._ns3_round_start = self._ns3_last_ack = now
+        self._ns3_round_end = self.board.high_data
+        self._ns3_round_min = None
+        self._ns3_samples = 0
+
+    def _ns3_rtt(self, rtt_s: float, now: int) -> None:
+        """``TcpCubic::PktsAcked`` and ``HystartUpdate`` (module docstring)."""
+        if self._epoch_ns is not None and now - self._epoch_ns < NS3_DELTA_NS:
+            return
+        if self._ns3_min_rtt is None or rtt_s < self._ns3_min_rtt:
+            self._ns3_min_rtt = rtt_s
+        if not (self.options.hystart and self.cwnd <= self.ssthresh and self.cwnd >= HYSTART_LOW_WINDOW * self.smss):
+            return
+        if self._ns3_found:
+            return
+        min_ns = self._ns3_min_rtt * NS
+        if self._ns3_last_ack is not None and now - self._ns3_last_ack <= HYSTART_ACK_DELTA_NS:
+            self._ns3_last_ack = now
+            if self._ns3_round_start is not None and now - self._ns3_round_start > min_ns:
+                self._ns3_found = True
+        if self._ns3_samples < HYSTART_MIN_SAMPLES:
+            if self._ns3_round_min is None or rtt_s < self._ns3_round_min:
+                self._ns3_round_min = rtt_s
+            self._ns3_samples += 1
+        elif self._ns3_round_min is not None:
+            threshold = min(max(self._ns3_min_rtt, HYSTART_DELAY_MIN_S), NS3_HYSTART_DELAY_MAX_S)
+            if self._ns3_round_min > self._ns3_min_rtt + threshold:
+                self._ns3_found = True
+        if self._ns3_found:
+            self.ssthresh = self.cwnd
+
+    def _grow(self, res: AckResult, now: int) -> None:
+        if self.options.cubic_arithmetic != "ns3":
+            super()._grow(res, now)
+            return
+        delivered = res.delivered
+        if res.exited_recovery:  # ns-3 counts only what was sent after recovery began
+            delivered = max(0, self.board.high_ack - (self.board.recovery_point or self.board.high_ack))
+        if not res.cumulative or delivered <= 0:
+            return
+        octets = delivered + self._ns3_rest
+        segments, self._ns3_rest = divmod(octets, self.smss)
+        if self.cwnd < self.ssthresh:
+            if self.options.hystart and self.board.high_ack > self._ns3_round_end:
+                self._ns3_hystart_reset(now)
+            self.cwnd += segments * self.smss
+            segments = 0
+        if self.cwnd >= self.ssthresh and segments > 0:
+            self._ns3_count += segments
+            cnt = self._ns3_cnt(now)
+            if self._ns3_count >= cnt:
+                self.cwnd += self.smss
+                self._ns3_count -= cnt
+        if self.state is not LOSS:
+            self.state = self._open_state()
+
+    def _ns3_cnt(self, now: int) -> int:
+        """``TcpCubic::Update``: ACKs per one-segment increase (module docstring)."""
+        seg = self.cwnd // self.smss
+        if self._epoch_ns is None:
+            self._epoch_ns = now
+            if self._ns3_w_max <= seg:
+                self._k, self._ns3_origin = 0.0, seg
+            else:
+                self._k, self._ns3_origin = ((self._ns3_w_max - seg) / C) ** (1 / 3), self._ns3_w_max
+        t = (now - self._epoch_ns) / NS + (self._ns3_min_rtt or 0.0)
+        delta = int(C * abs(t - self._k) ** 3) % U32
+        target = (self._ns3_origin - delta if t < self._k else self._ns3_origin + delta) % U32
+        cnt = seg // (target - seg) if target > seg else 100 * seg
+        if self._ns3_w_max == 0 and cnt > NS3_CNT_CLAMP:
+            cnt = NS3_CNT_CLAMP
+        return max(cnt, 2)
