@@ -10,7 +10,8 @@ import click
 
 from tcpsack_analyze.cli.report import EXIT_ERROR, EXIT_INCOMPLETE
 from tcpsack_analyze.errors import CaptureError
-from tcpsack_analyze.models import MODELS, SenderModel, SenderOptions
+from tcpsack_analyze.models import MODELS, SenderModel
+from tcpsack_analyze.models.base import PROFILES
 from tcpsack_analyze.models.infer import infer_capture
 from tcpsack_analyze.models.render import RENDERERS
 from tcpsack_analyze.reader.bpf import FilterError
@@ -38,9 +39,10 @@ def _model(value: str) -> str | type[SenderModel]:
 @click.option("--model", "model_names", multiple=True, metavar="NAME",
               help=f"A sender model to run (repeatable; default all): {', '.join(sorted(MODELS))}, "
                    "or module:Class for a SenderModel subclass of your own.")
-@click.option("--profile", type=click.Choice(["linux", "rfc"]), default="linux", show_default=True,
-              help="Shared model options: Linux's (IW 10, PRR, RACK-TLP, 200 ms minimum RTO) or the RFCs' "
-                   "(per-ACK slow start, 1 s minimum RTO, no RACK-TLP).")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="linux", show_default=True,
+              help="Shared model options: Linux's (IW 10, PRR, RACK-TLP, 200 ms minimum RTO), the RFCs' "
+                   "(per-ACK slow start, 1 s minimum RTO, no RACK-TLP) or ns-3's (the RFCs' with ns-3's "
+                   "congestion avoidance, ssthresh and CUBIC arithmetic).")
 @click.option("--filter", "bpf", metavar="EXPR", help="BPF filter in tcpdump syntax, applied by libpcap.")
 @click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
 @click.option("--all-violations", is_flag=True,
@@ -61,7 +63,7 @@ def infer(capture: str, conn_ids: tuple[int, ...], model_names: tuple[str, ...],
     if capture == "-":
         raise click.UsageError("infer reads the capture more than once and cannot read it from stdin ('-')")
     models = [_model(m) for m in model_names] or None
-    options = SenderOptions.linux() if profile == "linux" else SenderOptions.rfc()
+    options = PROFILES[profile]()
     result = read_capture(capture, conn_ids, lambda: infer_capture(capture, models, options, conn=conn_ids or None, filter=bpf))
     sys.stdout.write(RENDERERS[fmt](result, all_violations))
     finish(result)

@@ -7,7 +7,8 @@ import click
 
 from tcpsack_analyze.cli.infer import _model, finish, read_capture
 from tcpsack_analyze.cli.options import refuse_overwrite
-from tcpsack_analyze.models import MODELS, SenderOptions
+from tcpsack_analyze.models import MODELS
+from tcpsack_analyze.models.base import PROFILES
 from tcpsack_analyze.replay.capture import APPS, CaptureReplay
 from tcpsack_analyze.replay.render import RENDERERS
 
@@ -22,9 +23,10 @@ from tcpsack_analyze.replay.render import RENDERERS
                    "Gilbert-Elliott fit of the capture's), none, random:P, or bursty:P',b (loss events with "
                    "probability P' per segment, b segments each).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random loss processes.")
-@click.option("--profile", type=click.Choice(["rfc", "linux"]), default="rfc", show_default=True,
-              help="Shared model options: the RFCs' (per-ACK slow start, 1 s minimum RTO) or Linux's "
-                   "(byte-counting slow start, 200 ms minimum RTO, PRR, undo).")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="rfc", show_default=True,
+              help="Shared model options: the RFCs' (per-ACK slow start, 1 s minimum RTO), Linux's "
+                   "(byte-counting slow start, 200 ms minimum RTO, PRR, undo) or ns-3's (the RFCs' with ns-3's "
+                   "congestion avoidance, ssthresh and CUBIC arithmetic).")
 @click.option("--app", type=click.Choice(APPS), default="bulk", show_default=True,
               help="The application: bulk (all the data at once) or observed (the sender's observed pace "
                    "of new data, for thin or application-limited streams).")
@@ -63,7 +65,7 @@ def replay(capture: str, model_names: tuple[str, ...], loss: str, seed: int, pro
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--loss") from None
     models = [_model(m) for m in model_names] or None
-    options = SenderOptions.linux() if profile == "linux" else SenderOptions.rfc()
+    options = PROFILES[profile]()
     result = read_capture(capture, conn_ids, lambda: replay_capture(
         capture, models, loss, options=options, seed=seed, app=app, conn=conn_ids or None, filter=bpf, delack_ms=delack_ms))
     sys.stdout.write(RENDERERS[fmt](result))

@@ -546,4 +546,7 @@ def model_class(model: str | type[SenderModel]) -> type[SenderModel]:
         raise ValueError(f"unknown sender model {model!r} (one of {', '.join(sorted(MODELS))})") from None
 
 
-__all__ = ["INFINITE", "MODELS", "SenderModel", "SenderOptions", "State", "model_class", "register"]
+PROFILES = {"rfc": SenderOptions.rfc, "linux": SenderOptions.linux, "ns3": SenderOptions.ns3}  # --profile
+
+
+__all__ = ["INFINITE", "MODELS", "PROFILES", "SenderModel", "SenderOptions", "State", "model_class", "register"]
