@@ -38,9 +38,9 @@ def test_reno_sack_runs(run_dir: str, within_one: float, state: float) -> None:
 
 
 @pytest.mark.parametrize(("run_dir", "within_one", "within_10pct", "state"), [
-    ("sample_traces/lab_cubic_random2", 0.98, 0.85, 0.98),
-    ("tests/data/lab/sack_no_timestamps", 0.95, 0.70, 0.95),
-    ("tests/data/lab/midpath_random", 0.95, 0.60, 0.95),
+    ("sample_traces/lab_cubic_random2", 0.98, 0.95, 0.98),  # measured 1.000, 0.984, 0.991
+    ("tests/data/lab/sack_no_timestamps", 0.98, 0.98, 0.95),  # 1.000, 1.000, 0.973
+    ("tests/data/lab/midpath_random", 0.98, 0.95, 0.95),  # 1.000, 0.990, 0.965
 ])
 def test_cubic_runs(run_dir: str, within_one: float, within_10pct: float, state: float) -> None:
     d, c = judged(ROOT / run_dir, "cubic")
@@ -52,7 +52,7 @@ def test_cubic_runs(run_dir: str, within_one: float, within_10pct: float, state:
 def test_cubic_through_a_shared_bottleneck() -> None:
     d, c = judged(ROOT / "sample_traces/lab_bottleneck", "cubic")
     assert d.best is not None and d.best.model == "cubic"
-    assert c.state_match == 1.0 and c.within_10pct >= 0.55  # HyStart leaves slow start later than the kernel
+    assert c.state_match == 1.0 and c.within_10pct >= 0.7  # 0.746: HyStart leaves slow start later than the kernel
 
 
 def test_frames_of_a_capture() -> None:

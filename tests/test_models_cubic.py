@@ -128,3 +128,25 @@ def test_ns3_clamps_cnt_before_the_first_loss_and_forgets_w_max_on_an_rto() -> N
     m.on_send(send(400, n, count=3, tsval=400))
     m.on_timeout(2_000 * 1_000_000)
     assert m.ssthresh == 6 * SMSS and m.cwnd == SMSS and m._ns3_w_max == 0  # type: ignore[attr-defined]
+
+
+def test_linux_arithmetic_counts_packets() -> None:
+    """tcp_cubic.c (cubic_arithmetic="linux"): before any loss the cubic function gives cnt =
+    100 * cwnd, clamped to 20; the TCP-friendly window (one packet per (10 * 15) >> 3 = 18
+    packets ACKed) passes cwnd on the 19th ACK and caps cnt at 10 // 1, so tcp_cong_avoid_ai
+    spends the 18 packets counted so far on one packet of cwnd. ssthresh on a loss:
+    cwnd * 717 / 1024 packets; W_max = cwnd; an RTO forgets W_max."""
+    m = model_class("cubic")(SMSS, SenderOptions(cubic_arithmetic="linux", initial_ssthresh=10 * SMSS))
+    m.on_send(send(0, 0, count=40, tsval=0))
+    windows = []
+    for k in range(20):  # one packet per ACK, 40 ms apart: cnt is recomputed on each
+        m.on_ack(ack(100 + 40 * k, k + 1, tsecr=0))
+        windows.append(m.cwnd // SMSS)
+    assert windows == [10] * 18 + [11, 11]
+    m.on_ack(ack(1_000, 20, sack=((21, 22),)))
+    m.on_ack(ack(1_001, 20, sack=((21, 23),)))
+    m.on_ack(ack(1_002, 20, sack=((21, 24),)))
+    assert m.state is State.RECOVERY and m.ssthresh == 11 * 717 // 1024 * SMSS
+    assert m._lx_w_max == 11 and m._lx_cwnd_cnt == 0  # type: ignore[attr-defined]
+    m.on_timeout(5_000 * 1_000_000)
+    assert m._lx_w_max == 0 and m._lx_delay_min is None  # type: ignore[attr-defined]

@@ -109,7 +109,8 @@ class SenderOptions:
         hystart: CUBIC leaves slow start early by HyStart's ACK-train and delay-increase tests
             (Ha and Rhee 2011; Linux's default).
         cubic_arithmetic: how CUBIC counts: ``"octets"`` (RFC 8312 on a window of octets,
-            growing continuously) or ``"ns3"`` (ns-3's ``TcpCubic``: whole segments, an ACK
+            growing continuously), ``"linux"`` (``tcp_cubic.c``: packets, the 1024-scaled
+            constants, ``cnt`` and ``snd_cwnd_cnt``) or ``"ns3"`` (ns-3's ``TcpCubic``: whole segments, an ACK
             counter against the integer ``cnt``, no TCP-friendly region, slow start by segments
             ACKed without a cap at ssthresh, its own HyStart thresholds, everything but the
             minimum RTT forgotten on an RTO): :mod:`~tcpsack_analyze.models.cubic`.
@@ -148,8 +149,8 @@ class SenderOptions:
             raise ValueError(f"ssthresh_from must be 'flight', 'cwnd' or 'pipe', not {self.ssthresh_from!r}")
         if self.ca_growth not in ("bytes", "per_ack"):
             raise ValueError(f"ca_growth must be 'bytes' or 'per_ack', not {self.ca_growth!r}")
-        if self.cubic_arithmetic not in ("octets", "ns3"):
-            raise ValueError(f"cubic_arithmetic must be 'octets' or 'ns3', not {self.cubic_arithmetic!r}")
+        if self.cubic_arithmetic not in ("octets", "linux", "ns3"):
+            raise ValueError(f"cubic_arithmetic must be 'octets', 'linux' or 'ns3', not {self.cubic_arithmetic!r}")
         if self.reduction not in ("prr", "classic"):
             raise ValueError(f"reduction must be 'prr' or 'classic', not {self.reduction!r}")
         for f in fields(self):
@@ -177,9 +178,10 @@ class SenderOptions:
     def linux(cls) -> SenderOptions:
         """A Linux sender (5.x/6.x defaults): IW 10, slow start by bytes, ssthresh from cwnd,
         cwnd validation, PRR, RACK-TLP, RTO = SRTT + max(200 ms, 4 RTTVAR) up to 120 s, undo of spurious
-        RTOs, SACK kept across an RTO, HyStart."""
+        RTOs, SACK kept across an RTO, HyStart, CUBIC counted in packets as ``tcp_cubic.c``."""
         return cls(slow_start="bytes", ssthresh_from="cwnd", cwnd_validation=True, rack=True, tlp=True,
-                   rto_min_s=0.2, rto_max_s=120.0, rto_min_on_variance=True, undo=True, expunge_sack_on_rto=False, hystart=True)
+                   rto_min_s=0.2, rto_max_s=120.0, rto_min_on_variance=True, undo=True, expunge_sack_on_rto=False, hystart=True,
+                   cubic_arithmetic="linux")
 
 
 class SenderModel(ABC):

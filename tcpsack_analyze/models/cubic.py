@@ -17,6 +17,16 @@ have formed a train longer than half of (minimum RTT + 1 ms) since the round beg
 Linux's unpaced threshold with its pacing allowance ``hystart_ack_delay`` at its 1 ms cap), or when the smallest of the round's first 8 RTT samples
 exceeds the minimum RTT by ``clamp(min RTT / 8, 4 ms, 16 ms)`` (delay increase).
 
+Linux's ``tcp_cubic.c`` (``cubic_arithmetic="linux"``, read for its behaviour) counts packets:
+``bictcp_update`` recomputes ``cnt`` (ACKed packets per one-packet increase) at most once per
+jiffy (HZ 1000 assumed) and not again within HZ/32 while cwnd is unchanged, from the cubic
+function in units of 1/1024 s (``cube_rtt_scale`` 410, K = cbrt(2^40 / 410 * (W_max - cwnd)),
+``delta = 410 * |t - K|^3 >> 40``), clamps it to 20 before the first loss, caps it by the
+TCP-friendly window (``beta_scale`` 15: one packet per 15/8 cwnd ACKed) and to at least 2;
+``tcp_cong_avoid_ai`` then adds ``snd_cwnd_cnt // cnt`` packets. W_max = cwnd * 1741 / 2048 with
+fast convergence; the minimum RTT ignores samples within one second of an epoch's start; an RTO
+resets it all (``bictcp_reset``), and a reduction zeroes ``snd_cwnd_cnt``.
+
 ns-3's ``TcpCubic`` (``cubic_arithmetic="ns3"``; ns-3 3.44, ``src/internet/model/tcp-cubic.cc``,
 read for its behaviour) counts differently, and with ns-3's settings the model follows it:
 
@@ -58,6 +68,10 @@ NS3_CNT_CLAMP = 20  # ns-3's CntClamp: the largest cnt before the first loss
 NS3_DELTA_NS = 10_000_000  # ns-3's CubicDelta: no RTT sample this soon after an epoch starts
 NS3_HYSTART_DELAY_MAX_S = 1.0
 U32 = 1 << 32
+LINUX_HZ = 1000  # jiffies per second (CONFIG_HZ; 250 on some kernels)
+LINUX_CUBE_RTT_SCALE = 410  # bic_scale 41 * 10
+LINUX_CUBE_FACTOR = (1 << 40) // LINUX_CUBE_RTT_SCALE
+LINUX_BETA_SCALE = 15  # 8 * (1024 + 717) / 3 / (1024 - 717)
 
 
 @register
@@ -77,6 +91,9 @@ class Cubic(Sack):
         self._hs_rtt = rtt_s
         if self.options.cubic_arithmetic == "ns3":
             self._ns3_rtt(rtt_s, now)
+        elif self.options.cubic_arithmetic == "linux":
+            if self._epoch_ns is None or now - self._epoch_ns >= NS:  # bictcp_acked
+                self._lx_delay_min = rtt_s if self._lx_delay_min is None else min(self._lx_delay_min, rtt_s)
 
     _hs_rtt: float | None = None  # the RTT sample of the ACK being processed
     _hs_round_start = 0
@@ -114,6 +131,8 @@ class Cubic(Sack):
     def _ssthresh_on_loss(self) -> int:
         if self.options.cubic_arithmetic == "ns3":
             return self._ns3_ssthresh()
+        if self.options.cubic_arithmetic == "linux":
+            return self._linux_ssthresh()
         cwnd = self.cwnd / self.smss
         self._w_max = cwnd * (1 + BETA) / 2 if cwnd < self._w_max else cwnd  # fast convergence
         self._epoch_ns = None
@@ -122,6 +141,9 @@ class Cubic(Sack):
         return max(int(cwnd * BETA * self.smss), 2 * self.smss)
 
     def _increase_ca(self, acked: int, now: int) -> None:
+        if self.options.cubic_arithmetic == "linux":
+            self._linux_increase(-(-acked // self.smss), now)
+            return
         cwnd = self.cwnd / self.smss
         rtt = self.min_rtt_s or self.srtt_s or 0.0
         if self._epoch_ns is None:
@@ -167,6 +189,11 @@ class Cubic(Sack):
 
     def on_timeout(self, now: int) -> None:
         super().on_timeout(now)
+        if self.options.cubic_arithmetic == "linux":  # cubictcp_state(TCP_CA_Loss): bictcp_reset
+            self._lx_w_max = self._lx_cnt = self._lx_cwnd_cnt = self._lx_ack_cnt = self._lx_tcp_cwnd = 0
+            self._lx_last_cwnd = self._lx_last_time = 0
+            self._lx_delay_min = None
+            self._epoch_ns = None
         if self.options.cubic_arithmetic == "ns3":  # CongestionStateSet(CA_LOSS): CubicReset, HystartReset
             self._ns3_w_max = self._ns3_origin = 0
             self._k = 0.0
@@ -247,3 +274,67 @@ class Cubic(Sack):
         if self._ns3_w_max == 0 and cnt > NS3_CNT_CLAMP:
             cnt = NS3_CNT_CLAMP
         return max(cnt, 2)
+
+    # ------------------------------------------------------------------ Linux's tcp_cubic.c
+
+    _lx_w_max = 0  # last_max_cwnd, packets
+    _lx_origin = 0  # bic_origin_point
+    _lx_k = 0  # bic_K, 1/1024 s
+    _lx_cnt = 0
+    _lx_cwnd_cnt = 0  # snd_cwnd_cnt
+    _lx_ack_cnt = 0
+    _lx_tcp_cwnd = 0
+    _lx_last_cwnd = 0
+    _lx_last_time = 0  # jiffies
+    _lx_epoch = 0  # jiffies
+    _lx_delay_min: float | None = None
+
+    def _linux_ssthresh(self) -> int:
+        """``cubictcp_recalc_ssthresh``: W_max with fast convergence, cwnd * 717 / 1024."""
+        cwnd = self._cwnd_packets()
+        self._lx_w_max = cwnd * (1024 + BETA_LINUX) // 2048 if cwnd < self._lx_w_max else cwnd
+        self._epoch_ns = None
+        self._lx_cwnd_cnt = 0  # tcp_init_cwnd_reduction
+        return max(cwnd * BETA_LINUX // 1024, 2) * self.smss
+
+    def _linux_increase(self, acked: int, now: int) -> None:
+        """``bictcp_update`` then ``tcp_cong_avoid_ai`` for ``acked`` packets (module docstring)."""
+        cwnd = self._cwnd_packets()
+        self._lx_ack_cnt += acked
+        jiffies = now * LINUX_HZ // NS
+        if not (self._lx_last_cwnd == cwnd and jiffies - self._lx_last_time <= LINUX_HZ // 32):
+            if not (self._epoch_ns is not None and jiffies == self._lx_last_time):
+                self._lx_last_cwnd, self._lx_last_time = cwnd, jiffies
+                if self._epoch_ns is None:
+                    self._epoch_ns, self._lx_epoch = now, jiffies
+                    self._lx_ack_cnt, self._lx_tcp_cwnd = acked, cwnd
+                    if self._lx_w_max <= cwnd:
+                        self._lx_k, self._lx_origin = 0, cwnd
+                    else:
+                        self._lx_k = round((LINUX_CUBE_FACTOR * (self._lx_w_max - cwnd)) ** (1 / 3))
+                        self._lx_origin = self._lx_w_max
+                t = jiffies - self._lx_epoch + int((self._lx_delay_min or 0.0) * LINUX_HZ)
+                t = (t << 10) // LINUX_HZ
+                offs = self._lx_k - t if t < self._lx_k else t - self._lx_k
+                delta = (LINUX_CUBE_RTT_SCALE * offs ** 3) >> 40
+                target = self._lx_origin - delta if t < self._lx_k else self._lx_origin + delta
+                self._lx_cnt = cwnd // (target - cwnd) if target > cwnd else 100 * cwnd
+                if self._lx_w_max == 0 and self._lx_cnt > NS3_CNT_CLAMP:
+                    self._lx_cnt = NS3_CNT_CLAMP  # the same clamp of 20 as ns-3's
+            step = (cwnd * LINUX_BETA_SCALE) >> 3  # TCP friendliness
+            while step and self._lx_ack_cnt > step:
+                self._lx_ack_cnt -= step
+                self._lx_tcp_cwnd += 1
+            if self._lx_tcp_cwnd > cwnd:
+                self._lx_cnt = min(self._lx_cnt, cwnd // (self._lx_tcp_cwnd - cwnd))
+            self._lx_cnt = max(self._lx_cnt, 2)
+        cnt = max(self._lx_cnt, 1)
+        if self._lx_cwnd_cnt >= cnt:  # tcp_cong_avoid_ai
+            self._lx_cwnd_cnt = 0
+            cwnd += 1
+        self._lx_cwnd_cnt += acked
+        if self._lx_cwnd_cnt >= cnt:
+            more = self._lx_cwnd_cnt // cnt
+            self._lx_cwnd_cnt -= more * cnt
+            cwnd += more
+        self.cwnd = cwnd * self.smss
