@@ -638,7 +638,7 @@ def infer_capture(
             if d.data_packets == 0:
                 out.append(DirectionInference(c.id, d.name, d.vantage, 0, None, 0, NO_DATA, (), None))
                 continue
-            ev = streams[c.id, d.name]
+            ev = streams.pop((c.id, d.name))  # let each direction's events go once inferred
             out.append(infer_direction(ev, sender_mss(ev, d.mss), chosen, opts, conn=c.id, direction=d.name,
                                        vantage=d.vantage, turnaround_ns=turnaround[d.name]))
     names = tuple(model_class(m).name or model_class(m).__name__ for m in chosen)
