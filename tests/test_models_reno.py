@@ -95,3 +95,18 @@ def test_thin_stream_fast_retransmit_on_the_first_dupack() -> None:
     plain.on_send(send(0, 0, count=3))
     plain.on_ack(ack(100, 0, dup=True))
     assert plain.state is State.SLOW_START
+
+
+def test_ns3_ssthresh_and_full_ack() -> None:
+    """ns-3 (SenderOptions.ns3()): GetSsThresh(BytesInFlight) without SACK counts each duplicate
+    ACK as a SACKed segment, so three duplicate ACKs on ten in flight give ssthresh (10 - 3) / 2;
+    the full ACK sets cwnd = ssthresh (RFC 6582 step 6, option 2) where option 1 takes
+    min(ssthresh, max(FlightSize, SMSS) + SMSS)."""
+    for full_ack, after in (("ssthresh", 3.5), ("flight", 2)):  # option 1: max(0, SMSS) + SMSS
+        m = window_of_ten("newreno", ssthresh_from="pipe", full_ack_cwnd=full_ack)
+        for i in range(3):
+            m.on_ack(ack(100 + i, 0, dup=True))
+        assert m.state is State.RECOVERY and m.ssthresh == 7 * SMSS // 2
+        m.on_send(send(103, 0, resent=True))
+        m.on_ack(ack(200, 10))  # full ACK, nothing left in flight
+        assert m.cwnd == int(after * SMSS) and m.state is not State.RECOVERY

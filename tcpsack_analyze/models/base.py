@@ -73,7 +73,8 @@ class SenderOptions:
             ssthresh = FlightSize / 2; RFC 6937: RecoverFS = FlightSize) or ``"cwnd"`` (Linux's
             ``tcp_reno_ssthresh``: cwnd / 2 in whole segments, CUBIC's 717 / 1024, and PRR's
             RecoverFS = ``prior_cwnd``) or ``"pipe"`` (ns-3's ``GetSsThresh(BytesInFlight)``:
-            half the RFC 6675 pipe with SACK, half the flight without; RecoverFS = FlightSize).
+            half the RFC 6675 pipe with SACK; without, half the flight less a segment per
+            duplicate ACK, which ns-3 counts as SACKed; RecoverFS = FlightSize).
         ca_growth: congestion-avoidance increase: ``"bytes"`` (one SMSS per cwnd of octets
             ACKed, RFC 5681 section 3.1's byte-counting form, Linux) or ``"per_ack"`` (RFC 5681
             equation 3, cwnd += max(1, SMSS * SMSS / cwnd) per ACK of new data, as ns-3's
@@ -99,6 +100,9 @@ class SenderOptions:
             (DOMAIN.md section 6).
         thin_linear_timeouts: no RTO backoff while thin (paper 001 section 4.1).
         thin_dupack: fast retransmit on the first duplicate ACK while thin (paper 001 section 4.2).
+        full_ack_cwnd: NewReno's cwnd on the full ACK that ends recovery (RFC 6582 section 3.2
+            step 6): ``"flight"`` (option 1, min(ssthresh, max(FlightSize, SMSS) + SMSS)) or
+            ``"ssthresh"`` (option 2, as ns-3's ``TcpClassicRecovery::ExitRecovery``).
         k: k-SACK's loss count that signals congestion (paper 004: 2).
         undo: undo a spurious RTO (Eifel detection with timestamps, RFC 3522; response as Linux's
             ``tcp_try_undo_loss``, cf. RFC 4015): an ACK of new data that echoes a TSval older than
@@ -136,6 +140,7 @@ class SenderOptions:
     thin_threshold: int = 4
     thin_linear_timeouts: bool = False
     thin_dupack: bool = False
+    full_ack_cwnd: str = "flight"
     k: int = 2
     undo: bool = False
     expunge_sack_on_rto: bool = True
@@ -149,6 +154,8 @@ class SenderOptions:
             raise ValueError(f"ssthresh_from must be 'flight', 'cwnd' or 'pipe', not {self.ssthresh_from!r}")
         if self.ca_growth not in ("bytes", "per_ack"):
             raise ValueError(f"ca_growth must be 'bytes' or 'per_ack', not {self.ca_growth!r}")
+        if self.full_ack_cwnd not in ("flight", "ssthresh"):
+            raise ValueError(f"full_ack_cwnd must be 'flight' or 'ssthresh', not {self.full_ack_cwnd!r}")
         if self.cubic_arithmetic not in ("octets", "linux", "ns3"):
             raise ValueError(f"cubic_arithmetic must be 'octets', 'linux' or 'ns3', not {self.cubic_arithmetic!r}")
         if self.reduction not in ("prr", "classic"):
@@ -167,12 +174,13 @@ class SenderOptions:
     def ns3(cls) -> SenderOptions:
         """ns-3's TcpSocketBase (3.44) with its defaults: the RFCs' sender with congestion
         avoidance per ACK (``TcpNewReno``), ssthresh from the pipe (``GetSsThresh(BytesInFlight)``),
-        SACK information kept across an RTO, and ``TcpCubic``'s own arithmetic with HyStart on.
+        cwnd = ssthresh when recovery ends, SACK information kept across an RTO, and
+        ``TcpCubic``'s own arithmetic with HyStart on.
         ns-3's initial ssthresh, recovery (``TcpClassicRecovery`` or ``TcpPrrRecovery``) and
         minimum RTO are a scenario's settings: set ``initial_ssthresh``, ``reduction`` and
         ``rto_min_s`` to match."""
         return cls(ca_growth="per_ack", ssthresh_from="pipe", expunge_sack_on_rto=False, cubic_arithmetic="ns3",
-                   hystart=True)
+                   hystart=True, full_ack_cwnd="ssthresh")
 
     @classmethod
     def linux(cls) -> SenderOptions:
@@ -441,7 +449,10 @@ class SenderModel(ABC):
         if self.options.ssthresh_from == "flight":
             return max(self.flight // 2, 2 * self.smss)
         if self.options.ssthresh_from == "pipe":
-            return max(self.pipe // 2, 2 * self.smss)
+            pipe = self.pipe
+            if not self.uses_sack:  # ns-3 counts each duplicate ACK as a SACKed segment (AddRenoSack)
+                pipe = max(0, pipe - self.dup_acks * self.smss)
+            return max(pipe // 2, 2 * self.smss)
         return max(self._cwnd_packets() // 2, 2) * self.smss  # tcp_reno_ssthresh: cwnd >> 1 packets
 
     def _cwnd_packets(self) -> int:

@@ -3,7 +3,8 @@
 Recovery lasts until the cumulative ACK reaches ``recover`` (HighData at entry). A partial ACK
 deflates cwnd by the octets it acknowledged, adds back one SMSS if that was at least one SMSS,
 and keeps the sender in recovery (step 5: one retransmission per partial ACK); a full ACK sets
-cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (step 6, option 1) and ends it. A new
+cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS) (step 6, option 1; option 2, cwnd = ssthresh,
+with ``full_ack_cwnd="ssthresh"``) and ends it. A new
 recovery needs the cumulative ACK to pass the last ``recover`` (section 3.2 step 1).
 """
 from __future__ import annotations
@@ -18,8 +19,9 @@ class NewReno(Reno):
     name = "newreno"
 
     def _recovery_ack(self, res: AckResult) -> None:
-        if self.board.high_ack >= self._recover:  # full ACK
-            self.cwnd = min(self.ssthresh, max(self.flight, self.smss) + self.smss)
+        if self.board.high_ack >= self._recover:  # full ACK: step 6, option 1 or 2 (full_ack_cwnd)
+            self.cwnd = (self.ssthresh if self.options.full_ack_cwnd == "ssthresh"
+                         else min(self.ssthresh, max(self.flight, self.smss) + self.smss))
             self.state = self._open_state()
             return
         self.cwnd = max(self.cwnd - res.newly_acked, self.smss)  # partial ACK: deflate
