@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TextIO
 
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott
 from tcpsack_analyze.loss.summary import LossSummary, LossTotals
-from tcpsack_analyze.report.model import CaptureReport, ConnectionReport, DirectionReport
+from tcpsack_analyze.report.model import SCHEMA_VERSION, CaptureInfo, CaptureReport, ConnectionReport, DirectionReport
 from tcpsack_analyze.stats import Summary
 
 Row = tuple[str, str, str]
@@ -255,16 +256,61 @@ def render_text(report: CaptureReport) -> str:
 
 
 def render_json(report: CaptureReport) -> str:
-    return json.dumps(asdict(report), indent=1, default=str)
+    out = io.StringIO()
+    write_json(iter(report.connections), lambda: (report.capture, report.loss), out)
+    return out.getvalue()
 
 
 def render_csv(report: CaptureReport) -> str:
-    from tcpsack_analyze.analysis import Analysis
+    out = io.StringIO()
+    write_csv(iter(report.connections), out)
+    return out.getvalue()
 
-    df = Analysis(report).connections_df()
-    buf = io.StringIO()
-    df.to_csv(buf, index=False, quoting=csv.QUOTE_MINIMAL)
-    return buf.getvalue()
+
+# ------------------------------------------------------------------ streaming (issue 16)
+# A capture of many connections is written as its connections are finished: the writers take an
+# iterator of connection reports (``analysis.ReportStream``, or a report's list) and write each at
+# once, so the output is never held whole. ``render_json``/``render_csv`` are these writers into a
+# string, so a streamed report is the same text as one rendered from a whole CaptureReport.
+
+def write_json(connections: Iterator[ConnectionReport], rest: Callable[[], tuple[CaptureInfo, LossTotals]], out: TextIO) -> None:
+    """The JSON document of ``report --format json``: ``asdict`` of the :class:`CaptureReport`
+    (indent 1), with ``connections`` first, written one connection at a time; ``capture`` and
+    ``loss`` follow, from ``rest()`` once the connections are exhausted. Nothing is written
+    before the first connection (or the end) is known, so a capture that cannot be read writes
+    nothing."""
+    first = next(connections, None)
+    if first is None:
+        out.write('{\n "connections": [],\n')
+    else:
+        out.write('{\n "connections": [\n')
+        for k, conn in enumerate(itertools.chain((first,), connections)):
+            if k:
+                out.write(",\n")
+            out.write("  " + json.dumps(asdict(conn), indent=1, default=str).replace("\n", "\n  "))
+        out.write("\n ],\n")
+    capture, totals = rest()
+    tail = {"capture": asdict(capture), "loss": asdict(totals), "schema_version": SCHEMA_VERSION}
+    out.write(json.dumps(tail, indent=1, default=str)[2:])  # the members after "connections"
+
+
+def write_csv(connections: Iterator[ConnectionReport], out: TextIO) -> None:
+    """One row per connection and direction (the columns of ``Analysis.connections_df()``),
+    written as the connections come; the header is the first row's columns (every row has the
+    same: ``analysis._flatten`` gives every count key and every fit field a column). Values are
+    written as Python gives them (an integer stays ``5`` in a column with empty cells)."""
+    from tcpsack_analyze.analysis import connection_rows
+
+    writer: csv.DictWriter | None = None
+    for conn in connections:
+        for row in connection_rows(conn):
+            if writer is None:
+                writer = csv.DictWriter(out, fieldnames=list(row), quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+                writer.writeheader()
+            writer.writerow(row)
+    if writer is None:
+        out.write("\n")
 
 
 RENDERERS = {"text": render_text, "json": render_json, "csv": render_csv}
+STREAMED = {"json", "csv"}  # formats ``report`` writes as the connections are finished
