@@ -961,6 +961,8 @@ class LossTracker:
         and timed when the hole showed. So a receiver-side capture's holes give the loss pattern
         (P, bursts, Gilbert-Elliott) over every transmission the sender made, lost or not.
         """
+        if not self._lost_pos and not self._up_pos:  # nothing lost (most directions of most captures)
+            return np.zeros(self.tx_count, dtype=bool), _NOTHING, _NOTHING
         pos, first = np.unique(np.frombuffer(self._lost_pos, np.int64), return_index=True)
         up_pos = np.frombuffer(self._up_pos, np.int64)
         order = np.lexsort((np.frombuffer(self._up_start, np.int64), up_pos))
@@ -990,5 +992,5 @@ class LossTracker:
             self.name,
             self._rx_table, self._fill_table, self._episode_table, incidents, lost, self.tx_count, flags, times, records,
             self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings, self.timing.srtt_full_ns,
-            np.array(self._rtd, np.int64), np.array(self._rto_rtd, np.int64),
+            np.array(self._rtd, np.int64) if self._rtd else _NOTHING, np.array(self._rto_rtd, np.int64) if self._rto_rtd else _NOTHING,
         )
