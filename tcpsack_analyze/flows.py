@@ -161,6 +161,16 @@ class _Retired:
         self._counts = np.insert(self._counts, at[~same], counts[~same])
 
 
+def _pop_silent(queue: OrderedDict[C, Flow[C]], limit_ns: int) -> Iterator[tuple[C, Flow[C]]]:
+    """Take from the front of ``queue`` (oldest last packet first) the connections whose last
+    packet came before ``limit_ns``."""
+    while queue:
+        conn = next(iter(queue))
+        if conn.last_ts_ns is not None and conn.last_ts_ns >= limit_ns:
+            return
+        yield queue.popitem(last=False)
+
+
 class FlowTable(Generic[C]):
     """Assigns packets to connections; connections are created by ``make_connection`` and handed
     back by :meth:`expire` when they are finished (the module doc)."""
@@ -241,26 +251,15 @@ class FlowTable(Generic[C]):
         their delay at analysis time ``now_ns`` (so that any later packet of their flow starts
         a new connection), oldest first; they leave the table."""
         done: list[C] = []
-        queue, aborted = self._queue, self._aborted
-        limit = now_ns - self.close_delay_ns
-        while queue:
-            conn, flow = next(iter(queue.items()))
-            if conn.last_ts_ns is not None and conn.last_ts_ns >= limit:
-                break
-            queue.popitem(last=False)
+        for conn, flow in _pop_silent(self._queue, now_ns - self.close_delay_ns):
             ended = conn.ended()
             if flow.current is not conn or ended == CLOSED:  # superseded, or closed
                 done.append(conn)
                 self._retire(flow, conn)
             elif ended is not None:
-                aborted[conn] = flow  # in the order of their last packets, as the queue
+                self._aborted[conn] = flow  # in the order of their last packets, as the queue
             # else: silent but not ended: stays live, out of both queues until its next packet
-        limit = now_ns - self.abort_delay_ns
-        while aborted:
-            conn, flow = next(iter(aborted.items()))
-            if conn.last_ts_ns is not None and conn.last_ts_ns >= limit:
-                break
-            aborted.popitem(last=False)
+        for conn, flow in _pop_silent(self._aborted, now_ns - self.abort_delay_ns):
             done.append(conn)
             self._retire(flow, conn)
         return done

@@ -16,6 +16,7 @@ from tcpsack_analyze.report.render import RENDERERS, STREAMED
 EXIT_ERROR = 1  # nothing could be read
 EXIT_INCOMPLETE = 3  # a prefix was read and reported; the rest could not be
 TABLE_FORMATS = (".csv", ".parquet")
+GC_FIRST_GENERATION = 50_000  # allocations between collections of the youngest generation (Python's default: 700)
 
 
 @click.command()
@@ -40,9 +41,14 @@ def report(
     in part (its readable prefix is reported, with a warning), 1 when a capture could not be
     read at all (the others are still reported), 2 for bad options.
     """
+    import gc
     from dataclasses import replace
 
     from tcpsack_analyze.batch import CaptureJob, expand
+
+    # a capture of many connections allocates many small long-lived objects: collect cycles
+    # (there are few) less often (10k web connections: 17-21 s -> 14 s; cf. gc.set_threshold)
+    gc.set_threshold(GC_FIRST_GENERATION, 20, 100)
 
     if table is not None and not table.lower().endswith(TABLE_FORMATS):
         raise click.UsageError(f"--table {table}: the name must end in .csv or .parquet")

@@ -1,8 +1,12 @@
 """Rendering a :class:`CaptureReport` as text (tcptrace-like columns), JSON or CSV.
 
-The JSON document is ``dataclasses.asdict`` of the report (``schema_version`` included); its fields
-are documented in ``docs/report.md``. CSV has one row per connection and direction (the same rows as
+The JSON document is the report as a dict, as ``dataclasses.asdict`` gives it (``schema_version``
+included), with ``connections`` first and one connection per line; its fields are documented in
+``docs/report.md``. CSV has one row per connection and direction (the same rows as
 ``Analysis.connections_df()``: nested fields flattened to ``loss_rtd_ms_median`` and the like).
+JSON and CSV are written by :func:`write_json` and :func:`write_csv` from a stream of connection
+reports as they come (``analysis.stream_report``), so a report of many connections is never held
+whole; ``render_json``/``render_csv`` are the same writers into a string.
 The text report gives each connection tcptrace-like a->b / b->a columns, its loss section
 (DOMAIN.md sections 4-9) below them, and the loss totals of the capture at the end.
 """
@@ -14,7 +18,6 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
@@ -286,25 +289,23 @@ def write_json(connections: Iterator[ConnectionReport], rest: Callable[[], tuple
     if first is not None:
         sep = "\n"
         for conn in itertools.chain((first,), connections):
-            out.write(sep + json.dumps(_plain(conn), default=str))
+            out.write(sep + json.dumps(conn, default=_plain))
             sep = ",\n"
         out.write("\n")
     capture, totals = rest()
-    tail = {"capture": _plain(capture), "loss": _plain(totals), "schema_version": SCHEMA_VERSION}
-    out.write("],\n" + json.dumps(tail, default=str)[1:] + "\n")
+    tail = {"capture": capture, "loss": totals, "schema_version": SCHEMA_VERSION}
+    out.write("],\n" + json.dumps(tail, default=_plain)[1:] + "\n")
 
 
 def _plain(value: Any) -> Any:
-    """``dataclasses.asdict`` without its deep copies (the report's leaves are immutable): a
-    dataclass as a dict of its fields in order, dicts, lists and tuples element by element."""
+    """The ``default`` of :func:`json.dumps`: a dataclass as a dict of its fields in order (what
+    ``dataclasses.asdict`` gives, without its deep copies: the report's leaves are immutable);
+    json's C encoder does the rest, and calls this again for the dataclasses inside; anything
+    else as its ``str``, as before."""
     fields = getattr(type(value), "__dataclass_fields__", None)
     if fields is not None:
-        return {name: _plain(getattr(value, name)) for name in fields}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+        return {name: getattr(value, name) for name in fields}
+    return str(value)
 
 
 def write_csv(connections: Iterator[ConnectionReport], out: TextIO) -> None:
