@@ -11,8 +11,10 @@ connection, the bytes allocated by source line:
 2. finished: its frozen :class:`~tcpsack_analyze.results.ConnectionResult` once the working state
    is dropped (what waits in the id-order queue, or what a notebook keeps);
 3. streamed: the peak of ``report --format json`` written to /dev/null as the connections are
-   finished (a connection every ``--interval`` µs, 1 ms by default: the close delay of 5 s holds
-   about 5000 at once), with the JSON text per connection.
+   finished (a connection every ``--interval`` µs, 5 ms by default: the close delay of 5 s holds
+   about 1000 at once; read in chunks of 256 KB, about 3700 packets, so that batches hold a few
+   hundred connections, as a 16 MB chunk of a capture of 10,000 times the packets would hold a
+   few tens of thousands), with the JSON text per connection.
 
 Python's allocations only (numpy's buffers are traced too; mmap'd and C-library memory is not),
 so the totals are below the RSS, and tracemalloc slows the run about 3x: use a few thousand
@@ -42,6 +44,9 @@ from tcpsack_analyze.reader import ReadStatus, read_capture
 from tcpsack_analyze.report.render import write_json
 
 
+CHUNK = 256 << 10
+
+
 def show(title: str, snapshot: tracemalloc.Snapshot, baseline: tracemalloc.Snapshot, per: int, top: int) -> None:
     """The largest allocations by source line that grew since ``baseline``, in bytes per connection."""
     stats = [s for s in snapshot.compare_to(baseline, "lineno") if s.size_diff > 0]
@@ -56,7 +61,7 @@ def show(title: str, snapshot: tracemalloc.Snapshot, baseline: tracemalloc.Snaps
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--connections", type=int, default=3000)
-    parser.add_argument("--interval", type=int, default=1000, metavar="US", help="µs between connection starts (3.)")
+    parser.add_argument("--interval", type=int, default=5000, metavar="US", help="µs between connection starts (3.)")
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args(argv)
     n = args.connections
@@ -82,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         tracemalloc.stop()
 
         tracemalloc.start()
-        stream = stream_report(str(spread))
+        stream = stream_report(str(spread), chunk_bytes=CHUNK)
         with open(os.devnull, "w") as sink:
             write_json(stream, lambda: (stream.capture, stream.totals), sink)
         peak = tracemalloc.get_traced_memory()[1]
@@ -93,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{n} web connections, {10 * n} packets")
     show("1. working state, all connections live", live, baseline, n, args.top)
     show("2. frozen results, working state dropped", finished, baseline, n, args.top)
-    print(f"\n3. streamed report (a connection every {args.interval} µs): traced peak {peak / 1e6:.1f} MB "
+    print(f"\n3. streamed report (a connection every {args.interval} µs, chunks of {CHUNK >> 10} KB): traced peak {peak / 1e6:.1f} MB "
           f"({peak / n:,.0f} B per connection of the capture); JSON {len(text.getvalue()) / n:,.0f} bytes per connection")
     return 0
 

@@ -177,12 +177,16 @@ class RttSampler:
                 by_time = np.argsort(at[ok], kind="stable")
                 out = (at[ok][by_time], samples[by_time])
         keep = ~done
-        self._pend_end = self._pend_end[keep]
-        self._pend_ts = self._pend_ts[keep]
-        self._pend_rx = self._pend_rx[keep]
-        self._pend_order = self._pend_order[keep]
+        if keep.any():
+            self._pend_end = self._pend_end[keep]
+            self._pend_ts = self._pend_ts[keep]
+            self._pend_rx = self._pend_rx[keep]
+            self._pend_order = self._pend_order[keep]
+        else:  # every one acknowledged: the shared empty column, not four empty arrays
+            self._pend_end = self._pend_ts = self._pend_rx = self._pend_order = _NOTHING
         oldest = self._pend_order.min() if self._pend_order.size else order[-1]
-        self._rexmit_orders = self._rexmit_orders[self._rexmit_orders > oldest]
+        relevant = self._rexmit_orders > oldest
+        self._rexmit_orders = self._rexmit_orders[relevant] if relevant.any() else _NOTHING
         return out
 
     def finish(self) -> RttResult:

@@ -385,7 +385,10 @@ class LossTracker:
         if self.snd_una is None or self._o_end.size == 0:
             return
         keep_from = 0 if self._prune_mark is None else int(np.searchsorted(self._o_end, self._prune_mark, side="right"))
-        if keep_from:  # copies, so that the pruned entries are freed now, not at the next batch
+        if keep_from == self._o_end.size:  # every one acknowledged (a short connection's usual end)
+            self._o_start = self._o_end = self._o_ts = self._o_index = self._o_tsval = self._o_pos = _NOTHING
+            self._o_dropped += keep_from
+        elif keep_from:  # copies, so that the pruned entries are freed now, not at the next batch
             self._o_pos = self._o_pos[keep_from:].copy()
             self._o_start = self._o_start[keep_from:].copy()
             self._o_end = self._o_end[keep_from:].copy()
