@@ -1,15 +1,20 @@
-"""What ``report`` holds per connection of a many-flows capture, from tracemalloc.
+"""What a connection of a many-flows capture costs in memory, from tracemalloc.
 
     PYTHONPATH=$PWD python benchmarks/profile_many_flows.py [--connections 3000] [--top 15]
 
-Issue 16: 1M packets over 100k 10-packet connections peak at about 11.7 GB. This makes a web
-capture (``gen_many_flows.py``), runs :func:`tcpsack_analyze.analysis.analyze` under tracemalloc
-and prints, per connection, the bytes still allocated at three points, by source line:
+Issue 16: 1M packets over 100k 10-packet connections peaked at 11.7 GB, about 110 KB held per
+connection to the end. This makes a web capture (``gen_many_flows.py``) and prints, per
+connection, the bytes allocated by source line:
 
-1. when the first connection report is built: every connection's working state (flow table,
-   per-direction state, loss trackers) and its loss results, all alive at once;
-2. after ``analyze`` returned: what the :class:`Analysis` keeps (reports, loss tables);
-3. the JSON text of the report.
+1. live: every connection's working state (flow table, per-direction state, loss trackers,
+   RTT samplers), all live at once (read with a close delay longer than the capture);
+2. finished: its frozen :class:`~tcpsack_analyze.results.ConnectionResult` once the working state
+   is dropped (what waits in the id-order queue, or what a notebook keeps);
+3. streamed: the peak of ``report --format json`` written to /dev/null as the connections are
+   finished (a connection every ``--interval`` µs, 5 ms by default: the close delay of 5 s holds
+   about 1000 at once; read in chunks of 256 KB, about 3700 packets, so that batches hold a few
+   hundred connections, as a 16 MB chunk of a capture of 10,000 times the packets would hold a
+   few tens of thousands), with the JSON text per connection.
 
 Python's allocations only (numpy's buffers are traced too; mmap'd and C-library memory is not),
 so the totals are below the RSS, and tracemalloc slows the run about 3x: use a few thousand
@@ -18,6 +23,8 @@ connections.
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import sys
 import tempfile
 import tracemalloc
@@ -30,8 +37,14 @@ sys.path.insert(0, str(HERE))
 
 import gen_many_flows
 
-from tcpsack_analyze import analysis
-from tcpsack_analyze.report.render import RENDERERS
+from tcpsack_analyze.analysis import stream_report
+from tcpsack_analyze.connection import Connection
+from tcpsack_analyze.flows import FlowTable
+from tcpsack_analyze.reader import ReadStatus, read_capture
+from tcpsack_analyze.report.render import write_json
+
+
+CHUNK = 256 << 10
 
 
 def show(title: str, snapshot: tracemalloc.Snapshot, baseline: tracemalloc.Snapshot, per: int, top: int) -> None:
@@ -48,34 +61,45 @@ def show(title: str, snapshot: tracemalloc.Snapshot, baseline: tracemalloc.Snaps
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--connections", type=int, default=3000)
+    parser.add_argument("--interval", type=int, default=5000, metavar="US", help="µs between connection starts (3.)")
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args(argv)
     n = args.connections
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "web.pcap"
         gen_many_flows.write_pcap(path, gen_many_flows.web(n, 100, np.random.default_rng(1)))
-        snapshots: list[tracemalloc.Snapshot] = []
-        build = analysis.connection_report
+        spread = Path(tmp) / "spread.pcap"
+        gen_many_flows.write_pcap(spread, gen_many_flows.web(n, args.interval, np.random.default_rng(1)))
+        list(stream_report(str(path)))  # imports and caches, before anything is traced
 
-        def first_report(*a: object, **k: object) -> object:
-            if not snapshots:
-                snapshots.append(tracemalloc.take_snapshot())
-            return build(*a, **k)  # type: ignore[arg-type]
-
-        analysis.connection_report = first_report  # type: ignore[assignment]
         tracemalloc.start()
         baseline = tracemalloc.take_snapshot()
-        result = analysis.analyze(str(path))
-        after = tracemalloc.take_snapshot()
-        text = RENDERERS["json"](result.report)
-        rendered = tracemalloc.take_snapshot()
+        table: FlowTable[Connection] = FlowTable(Connection, close_delay_s=1e9, abort_delay_s=1e9)
+        for batch in read_capture(str(path), ReadStatus(str(path))):
+            for conn, rows in table.split(batch):
+                conn.consume(batch, rows)
+        del batch
+        live = tracemalloc.take_snapshot()
+        results = [c.finish() for c in table.finish_all()]
+        del table, conn
+        finished = tracemalloc.take_snapshot()
+        del results
+        tracemalloc.stop()
+
+        tracemalloc.start()
+        stream = stream_report(str(spread), chunk_bytes=CHUNK)
+        with open(os.devnull, "w") as sink:
+            write_json(stream, lambda: (stream.capture, stream.totals), sink)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    print(f"{n} web connections, {10 * n} packets; traced peak {peak / n:,.0f} bytes per connection")
-    show("1. working state and loss results, all connections alive", snapshots[0], baseline, n, args.top)
-    show("2. kept by the Analysis after analyze() returned", after, baseline, n, args.top)
-    print(f"\n3. JSON report: {len(text) / n:,.0f} bytes of text per connection "
-          f"({sum(s.size_diff for s in rendered.compare_to(after, 'lineno') if s.size_diff > 0) / n:,.0f} B allocated)")
+        text = io.StringIO()
+        stream = stream_report(str(spread))
+        write_json(stream, lambda: (stream.capture, stream.totals), text)
+    print(f"{n} web connections, {10 * n} packets")
+    show("1. working state, all connections live", live, baseline, n, args.top)
+    show("2. frozen results, working state dropped", finished, baseline, n, args.top)
+    print(f"\n3. streamed report (a connection every {args.interval} µs, chunks of {CHUNK >> 10} KB): traced peak {peak / 1e6:.1f} MB "
+          f"({peak / n:,.0f} B per connection of the capture); JSON {len(text.getvalue()) / n:,.0f} bytes per connection")
     return 0
 
 

@@ -44,6 +44,9 @@ pub struct Clock {
     now: Option<i64>,
     /// Added to raw timestamps since the clock last followed a step back of a year or more.
     offset: i64,
+    /// Positions in the latest batch of the records counted as going backwards, so that each
+    /// connection can count its own (ConnectionReport.out_of_order_timestamps).
+    pub marks: Vec<i64>,
 }
 
 fn is_plausible(t: i64) -> bool {
@@ -72,6 +75,7 @@ impl Clock {
 
     /// The analysis times of one batch of raw timestamps (ns), in capture order.
     pub fn advance(&mut self, raw: &[i64]) -> Vec<i64> {
+        self.marks.clear();
         let plausible = plausible_in_batch(raw);
         let first = plausible.iter().position(|&p| p);
         self.counts.absurd += plausible.iter().filter(|&&p| !p).count() as u64;
@@ -81,7 +85,7 @@ impl Clock {
         };
         let mut now = *self.now.get_or_insert(raw[first]); // the first plausible timestamp starts the clock
         let mut out = Vec::with_capacity(raw.len());
-        for (&t, &ok) in raw.iter().zip(&plausible) {
+        for (i, (&t, &ok)) in raw.iter().zip(&plausible).enumerate() {
             if !ok {
                 out.push(now); // an absurd timestamp holds the clock
                 continue;
@@ -91,12 +95,12 @@ impl Clock {
             if back >= JUMP_NS {
                 // a clock stepped back by years (or the end of a lone record far ahead): follow it
                 self.offset = (self.offset + back).min(PLAUSIBLE_NS - 1);
-                self.count_backward(back);
+                self.count_backward(back, i);
                 out.push(now);
                 continue;
             }
             if back > 0 {
-                self.count_backward(back);
+                self.count_backward(back, i);
             } else {
                 let step = shifted - now;
                 if step >= JUMP_NS {
@@ -111,7 +115,8 @@ impl Clock {
         out
     }
 
-    fn count_backward(&mut self, back: i64) {
+    fn count_backward(&mut self, back: i64, position: usize) {
+        self.marks.push(position as i64);
         self.counts.backwards += 1;
         self.counts.largest_backward_ns = self.counts.largest_backward_ns.max(back);
     }
@@ -120,6 +125,17 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marks_name_the_records_counted_in_the_latest_batch() {
+        let mut c = Clock::new();
+        c.advance(&[T0 + 10 * S, T0 + 9 * S, T0 + 11 * S, T0 + 10 * S]);
+        assert_eq!((c.marks.clone(), c.counts.backwards), (vec![1, 3], 2));
+        c.advance(&[T0 + 12 * S, -1, T0 + 13 * S]); // an absurd timestamp is not a step back
+        assert!(c.marks.is_empty());
+        c.advance(&[T0 + 13 * S, T0 + 13 * S - 2 * JUMP_NS]); // a step back by years: followed, counted
+        assert_eq!((c.marks.clone(), c.counts.backwards), (vec![1], 3));
+    }
 
     const S: i64 = 1_000_000_000;
     const T0: i64 = 1_700_000_000 * S;

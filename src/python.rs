@@ -195,6 +195,11 @@ impl Clock {
         Ok(arr(py, out))
     }
 
+    /// Positions (int64) in the latest batch of the records counted as going backwards.
+    fn marks<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        arr(py, self.inner.marks.clone())
+    }
+
     /// (backwards, largest_backward_ns, absurd, jumps, largest_jump_ns) so far.
     fn counts(&self) -> (u64, i64, u64, u64, i64) {
         let c = &self.inner.counts;

@@ -14,7 +14,9 @@ with every dataclass field, the derived properties, and each time twice: ``*_ns`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+import heapq
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
@@ -23,14 +25,15 @@ import numpy as np
 
 from tcpsack_analyze.connection import Connection
 from tcpsack_analyze.events import Dir, EventBatch, StreamFacts
-from tcpsack_analyze.flows import DEFAULT_REUSE_SILENCE_S, FlowTable
+from tcpsack_analyze.flows import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, FlowTable
 from tcpsack_analyze.loss import records as rec
-from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
+from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all, gilbert_estimate
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
-from tcpsack_analyze.loss.summary import combine
+from tcpsack_analyze.loss.summary import LossTotals, combine
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
-from tcpsack_analyze.report.model import CaptureReport, capture_info, connection_report, format_addr
+from tcpsack_analyze.report.model import CaptureInfo, CaptureReport, ConnectionReport, capture_info, connection_report, format_addr
+from tcpsack_analyze.results import ConnectionResult
 
 if TYPE_CHECKING:  # pandas is imported where a table is built: a report does not need it (0.5-1 s)
     import pandas as pd
@@ -75,14 +78,7 @@ class Analysis:
         """One row per connection and direction, with every numeric field of the report."""
         import pandas as pd
 
-        rows = []
-        for c in self.report.connections:
-            for d in (c.a2b, c.b2a):
-                row = {"conn": c.id, "epoch": c.epoch, "a": f"{c.a_addr}:{c.a_port}", "b": f"{c.b_addr}:{c.b_port}", "state": c.state}
-                for k, v in asdict(d).items():
-                    _flatten(k, v, row)
-                rows.append(row)
-        return pd.DataFrame(rows)
+        return pd.DataFrame([row for c in self.report.connections for row in connection_rows(c)])
 
     # ------------------------------------------------------------------ loss tables
     def _loss_records(self, kind: type, attr: str) -> pd.DataFrame:
@@ -143,47 +139,134 @@ def analyze(
     *,
     packets: bool = False,
     reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S,
+    close_delay_s: float = DEFAULT_CLOSE_DELAY_S,
+    abort_delay_s: float = DEFAULT_ABORT_DELAY_S,
     chunk_bytes: int = DEFAULT_CHUNK,
 ) -> Analysis:
     """Analyse a capture file (``-`` for stdin) and return its report.
 
     ``filter`` is a BPF expression in tcpdump syntax, applied by libpcap. Raises
     :class:`~tcpsack_analyze.errors.CaptureError` when nothing could be read; when only a prefix
-    was readable, the report covers it and ``report.capture.complete`` is False.
+    was readable, the report covers it and ``report.capture.complete`` is False. The report of
+    every connection is kept (with its loss records, for the ``*_df()`` tables); a report too
+    large for that is streamed with :func:`stream_report`, which gives the same reports.
     """
-    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s)
-    pkt_parts: list[dict[str, np.ndarray]] = []
-    for batch, touched in pipe.batches():
-        if packets:
-            conn_of = np.empty(len(batch), dtype=np.int64)
-            dir_of = np.empty(len(batch), dtype=np.int64)
-            for conn, rows, _ in touched:
-                conn_of[rows] = conn.id
-                dir_of[rows] = conn.direction_of(batch, rows)
-            pkt_parts.append(_packet_columns(batch, conn_of, dir_of))
-        del batch, touched  # before the reader decodes the next chunk (see read_capture)
-    results = [c.finish() for c in pipe.connections]
-    status, tcp_packets = pipe.status, pipe.tcp_packets
-    loss = {(res.id, r.name): r for res in results for r in res.loss}
-    fits = fit_gilbert_elliott_all([r.lost_flags for r in loss.values()])
-    fit_of = dict(zip(loss, fits))
-    conns = [
-        connection_report(res, (fit_of[res.id, Dir.A2B.label], fit_of[res.id, Dir.B2A.label]))
-        for res in results
-    ]
-    totals = combine(
-        list(loss.values()),
-        [c.a2b.duplicate_acks + c.b2a.duplicate_acks for c in conns],
-        sum(1 for c in conns for d in (c.a2b, c.b2a) if d.data_packets),
-    )
-    report = CaptureReport(capture=capture_info(status, tcp_packets), connections=conns, loss=totals)
+    loss: dict[tuple[int, str], LossResult] = {}
+    starts: dict[int, int] = {}
+
+    def keep(res: ConnectionResult) -> None:
+        loss.update(((res.id, r.name), r) for r in res.loss)
+        starts[res.id] = res.first_ns
+
+    stream = stream_report(path, filter, reuse_silence_s=reuse_silence_s, close_delay_s=close_delay_s, abort_delay_s=abort_delay_s,
+                           chunk_bytes=chunk_bytes, on_result=keep, packets=packets)
+    conns = list(stream)
+    report = CaptureReport(capture=stream.capture, connections=conns, loss=stream.totals)
     table_df = None
     if packets:
         import pandas as pd
 
-        table_df = pd.DataFrame({k: np.concatenate([p[k] for p in pkt_parts]) if pkt_parts else [] for k in PACKET_COLUMNS})
-    starts = {res.id: res.first_ns for res in results}
+        parts = stream.packet_parts
+        table_df = pd.DataFrame({k: np.concatenate([p[k] for p in parts]) if parts else [] for k in PACKET_COLUMNS})
     return Analysis(report, table_df, loss, starts)
+
+
+class ReportStream:
+    """The reports of a capture's connections as they are finished, in id order (an iterator of
+    :class:`~tcpsack_analyze.report.model.ConnectionReport`); once it is exhausted, ``capture``
+    and ``totals`` give the rest of the :class:`CaptureReport`.
+
+    Memory holds the live connections' working state, the finished connections' frozen results
+    waiting for an older one still live (ids number connections by their first packet, so the
+    report of connection 7 waits while connection 3 is open), and what the loss totals pool: the
+    loss records of the directions that had any, and one count per connection.
+
+    The Gilbert-Elliott fits of a capture's loss sequences
+    (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`) are made together at the
+    end, as before streaming: the batched EM shares its passes between fits, and where the
+    likelihood is flat a fit's stopping point moves (in the 4th-5th digit) with the batch it is
+    in. So the first connection with a loss sequence to fit (a direction with a loss and enough
+    transmissions) and every one after it are held, as frozen results, until the end of the
+    capture; before it, reports stream. A capture of loss-free short connections streams
+    throughout; one with losses holds its results (a few hundred bytes to a few KB each, plus
+    their loss records) from its first lossy connection on.
+    """
+
+    def __init__(self, pipe: _Pipeline, on_result: Callable[[ConnectionResult], None] | None, packets: bool) -> None:
+        self._pipe = pipe
+        self._on_result = on_result
+        self._packets = packets
+        self.packet_parts: list[dict[str, np.ndarray]] = []  # the per-packet table, with ``packets``
+        self._lossy: list[LossResult] = []
+        self._dupacks = array("q")
+        self._data_directions = 0
+        self._capture: CaptureInfo | None = None
+        self._totals: LossTotals | None = None
+        self._it = self._reports()
+
+    def __iter__(self) -> Iterator[ConnectionReport]:
+        return self._it
+
+    def __next__(self) -> ConnectionReport:
+        return next(self._it)
+
+    @property
+    def capture(self) -> CaptureInfo:
+        if self._capture is None:
+            raise RuntimeError("the capture's totals are known once every connection was reported")
+        return self._capture
+
+    @property
+    def totals(self) -> LossTotals:
+        if self._totals is None:
+            raise RuntimeError("the capture's totals are known once every connection was reported")
+        return self._totals
+
+    def _reports(self) -> Iterator[ConnectionReport]:
+        held: list[ConnectionResult] = []  # from the first one with a loss sequence to fit, in id order
+        for group in self._pipe.finished_in_order(self._packets, self.packet_parts):
+            for res in group:
+                if held or any(r.lost_flags.any() and gilbert_estimate(r.lost_flags) is not None for r in res.loss):
+                    held.append(res)
+                else:
+                    yield self._report(res, (None, None))
+            del group
+        fits = fit_gilbert_elliott_all([r.lost_flags for res in held for r in res.loss])
+        held.reverse()
+        fits.reverse()
+        while held:
+            yield self._report(held.pop(), (fits.pop(), fits.pop()))
+        pipe = self._pipe
+        self._totals = combine(self._lossy, self._dupacks.tolist(), self._data_directions)
+        self._capture = capture_info(pipe.status, pipe.tcp_packets)
+
+    def _report(self, res: ConnectionResult, fits: tuple[GilbertElliott | None, GilbertElliott | None]) -> ConnectionReport:
+        """One connection's report; what the loss totals pool is kept."""
+        if self._on_result is not None:
+            self._on_result(res)
+        report = connection_report(res, fits)
+        self._lossy += [r for r in res.loss if len(r.retransmission_table) or len(r.incident_table) or len(r.rtd_samples_ns)]
+        self._dupacks.append(report.a2b.duplicate_acks + report.b2a.duplicate_acks)
+        self._data_directions += sum(1 for d in (report.a2b, report.b2a) if d.data_packets)
+        return report
+
+
+def stream_report(
+    path: str,
+    filter: str | None = None,  # noqa: A002 - the name users expect
+    *,
+    reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S,
+    close_delay_s: float = DEFAULT_CLOSE_DELAY_S,
+    abort_delay_s: float = DEFAULT_ABORT_DELAY_S,
+    chunk_bytes: int = DEFAULT_CHUNK,
+    on_result: Callable[[ConnectionResult], None] | None = None,
+    packets: bool = False,
+) -> ReportStream:
+    """The report of ``path`` connection by connection, as they are finished (:class:`ReportStream`):
+    what ``report`` writes for a capture of many connections without holding them all.
+    ``on_result`` sees each connection's frozen result before its report is made."""
+    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, (close_delay_s, abort_delay_s))
+    return ReportStream(pipe, on_result, packets)
 
 
 Touched = list[tuple[Connection, np.ndarray, tuple[EventBatch, EventBatch] | None]]
@@ -192,41 +275,74 @@ Touched = list[tuple[Connection, np.ndarray, tuple[EventBatch, EventBatch] | Non
 class _Pipeline:
     """Reads a capture through the flow table and every connection's stages, batch by batch."""
 
-    def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float, *,
-                 stages: bool = True, keep_events: bool = False) -> None:
+    def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float,
+                 delays_s: tuple[float, float] = (DEFAULT_CLOSE_DELAY_S, DEFAULT_ABORT_DELAY_S), *, stages: bool = True,
+                 keep_events: bool = False) -> None:
         self.path, self.status, self.bpf, self.chunk_bytes = path, status, bpf, chunk_bytes
         self.keep_events = keep_events  # hand each batch's events on (else they are dropped at once)
+        self.stages = stages
         make = Connection if stages else partial(Connection, stages=False)
-        self.table: FlowTable[Connection] = FlowTable(make, reuse_silence_s)
+        self.table: FlowTable[Connection] = FlowTable(make, reuse_silence_s, *delays_s)  # (close, abort) delays: flows.py
         self.tcp_packets = 0
 
-    def batches(self) -> Iterator[tuple[PacketBatch, Touched]]:
-        """Each batch, once its connections have consumed it, with them, their rows and (with
-        ``keep_events``) the events they emitted. Connection ids are final by then: they number
-        connections by their first packet, and a later batch only holds later records."""
+    def batches(self) -> Iterator[tuple[PacketBatch | None, Touched, list[Connection]]]:
+        """Each batch, once its connections have consumed it, with them, their rows, (with
+        ``keep_events``) the events they emitted, and the connections finished after it (the flow
+        table's connection-finished event, :meth:`FlowTable.expire`); at the end of the capture no
+        batch, with every connection still live. Connection ids are final by then: they
+        number connections by their first packet, and a later batch only holds later records."""
         numbered = 0
+        clock = self.status.clock
         for batch in read_capture(self.path, self.status, self.bpf, self.chunk_bytes):
             self.tcp_packets += len(batch)
+            back = clock.marks()
             touched: Touched = []
             for conn, rows in self.table.split(batch):
+                if back.size:
+                    conn.backwards_timestamps += int(np.isin(batch.index[rows], back, assume_unique=True).sum())
                 events: tuple[EventBatch, EventBatch] | None = conn.consume(batch, rows)
                 touched.append((conn, rows, events if self.keep_events else None))
                 events = None  # not kept past the batch unless asked for
-            new = sorted(self.table.connections[numbered:], key=lambda c: c.first_index)
+            new = sorted(self.table.new, key=lambda c: c.first_index)
+            self.table.new.clear()
             for k, conn in enumerate(new):
                 conn.id = numbered + k
             numbered += len(new)
-            yield batch, touched
-            del batch, touched  # see read_capture: freed before the next chunk is decoded
+            finished = self.table.expire(int(batch.ts_ns[-1])) if len(batch) else []
+            yield batch, touched, finished
+            del batch, touched, finished  # see read_capture: freed before the next chunk is decoded
+        yield None, [], self.table.finish_all()
 
-    @property
-    def connections(self) -> list[Connection]:
-        """Every connection seen, by id."""
-        return sorted(self.table.connections, key=lambda c: c.id)
+    def finished_in_order(self, packets: bool, parts: list[dict[str, np.ndarray]]) -> Iterator[list[ConnectionResult]]:
+        """The frozen results of the connections, in id order, in groups as they become ready (a
+        result waits while a connection with a lower id is live). With ``packets`` the
+        per-packet columns of each batch are added to ``parts``."""
+        waiting: list[tuple[int, ConnectionResult]] = []  # a heap by id
+        next_id = 0
+        for batch, touched, finished in self.batches():
+            if packets and batch is not None:
+                conn_of = np.empty(len(batch), dtype=np.int64)
+                dir_of = np.empty(len(batch), dtype=np.int64)
+                for conn, rows, _ in touched:
+                    conn_of[rows] = conn.id
+                    dir_of[rows] = conn.direction_of(batch, rows)
+                parts.append(_packet_columns(batch, conn_of, dir_of))
+            del batch, touched
+            for conn in finished:
+                heapq.heappush(waiting, (conn.id, conn.finish()))
+            del finished
+            group = []
+            while waiting and waiting[0][0] == next_id:
+                group.append(heapq.heappop(waiting)[1])
+                next_id += 1
+            if group:
+                yield group
+        assert not waiting, "every connection is finished at the end of the capture"
 
 
 def stream_events(
-    path: str, filter: str | None = None, *, reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S, chunk_bytes: int = DEFAULT_CHUNK,  # noqa: A002
+    path: str, filter: str | None = None, *, reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S,  # noqa: A002
+    close_delay_s: float = DEFAULT_CLOSE_DELAY_S, abort_delay_s: float = DEFAULT_ABORT_DELAY_S, chunk_bytes: int = DEFAULT_CHUNK,
     facts: dict[int, tuple[StreamFacts, StreamFacts]] | None = None, until_ns: int | None = None,
 ) -> Iterator[tuple[int, tuple[EventBatch, EventBatch]]]:
     """The events of every connection, batch by batch: (connection id, (a2b events, b2a
@@ -236,8 +352,11 @@ def stream_events(
     of both directions as of its latest batch (MSS, origin, handshake turnarounds). With
     ``until_ns`` the pass stops after the first batch whose packets are all later than that
     (the streams then hold everything before it)."""
-    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, stages=False, keep_events=True)
-    for batch, touched in pipe.batches():
+    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, (close_delay_s, abort_delay_s), stages=False,
+                     keep_events=True)
+    for batch, touched, _finished in pipe.batches():
+        if batch is None:  # the end: the connections still live are not needed here
+            return
         beyond = until_ns is not None and len(batch) > 0 and int(batch.ts_ns.min()) > until_ns
         del batch
         touched.reverse()
@@ -259,6 +378,8 @@ def events_of(
     filter: str | None = None,  # noqa: A002 - the name users expect
     *,
     reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S,
+    close_delay_s: float = DEFAULT_CLOSE_DELAY_S,
+    abort_delay_s: float = DEFAULT_ABORT_DELAY_S,
     chunk_bytes: int = DEFAULT_CHUNK,
 ) -> EventBatch:
     """The events of one direction of one connection of a capture (events.py), as one batch.
@@ -270,13 +391,25 @@ def events_of(
     want = Dir.parse(direction)
     parts: list[EventBatch] = []
     seen = 0
-    for cid, events in stream_events(path, filter, reuse_silence_s=reuse_silence_s, chunk_bytes=chunk_bytes):
+    for cid, events in stream_events(path, filter, reuse_silence_s=reuse_silence_s, close_delay_s=close_delay_s,
+                                  abort_delay_s=abort_delay_s, chunk_bytes=chunk_bytes):
         seen = max(seen, cid + 1)
         if cid == conn:
             parts.append(events[want])
     if not 0 <= conn < seen:
         raise KeyError(f"{path}: no connection {conn} (the capture has {seen})")
     return EventBatch.concat(parts)
+
+
+def connection_rows(c: ConnectionReport) -> list[dict[str, object]]:
+    """The two rows (a2b, b2a) of one connection in ``connections_df()`` and ``report --format csv``."""
+    rows = []
+    for d in (c.a2b, c.b2a):
+        row: dict[str, object] = {"conn": c.id, "epoch": c.epoch, "a": f"{c.a_addr}:{c.a_port}", "b": f"{c.b_addr}:{c.b_port}", "state": c.state}
+        for k, v in asdict(d).items():
+            _flatten(k, v, row)
+        rows.append(row)
+    return rows
 
 
 def _flatten(name: str, value: object, row: dict[str, object]) -> None:
@@ -338,4 +471,4 @@ def _packet_columns(batch: PacketBatch, conn_of: np.ndarray, dir_of: np.ndarray)
     }
 
 
-__all__ = ["analyze", "events_of", "stream_events", "Analysis", "format_addr"]
+__all__ = ["analyze", "events_of", "stream_events", "stream_report", "Analysis", "ReportStream", "format_addr"]

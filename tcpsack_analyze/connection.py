@@ -17,6 +17,7 @@ import numpy as np
 
 from tcpsack_analyze.acks import dsack_first_block, duplicate_ack
 from tcpsack_analyze.events import EventBatch, Kind, Placement, StreamFacts, events_from_rows
+from tcpsack_analyze.flows import ATTEMPT, CLOSED, RESET
 from tcpsack_analyze.loss.tracker import LossTracker
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
@@ -30,7 +31,17 @@ NS = 1_000_000_000
 
 
 class Direction:
-    """Accumulated state and counters of one direction of a connection."""
+    """Accumulated state and counters of one direction of a connection (slotted: a capture of
+    many short connections holds thousands of them at once)."""
+
+    __slots__ = (
+        "space", "syn_seen", "isn", "syn_count", "fin_count", "rst_count", "syn_rexmit", "fin_rexmit", "mss", "wscale", "sack_permitted", "ts_option",
+        "packets", "ack_packets", "pure_acks", "data_packets", "data_bytes", "pushed", "unique_bytes", "rexmit_packets", "rexmit_bytes",
+        "out_of_order", "zwnd_probes", "zwnd_probe_bytes", "oversize_segments", "max_seg", "min_seg", "sack_packets", "dsack_packets",
+        "max_sack_blocks", "empty_sack_options", "dupacks", "triple_dupacks", "_dup_run", "_last_ack", "_last_win", "snd_una", "snd_max",
+        "snd_max_before", "_data_max", "_data_min", "_holes", "win_min", "win_max", "win_sum", "win_count", "syn_windows", "zero_windows", "last_win",
+        "first_ns", "last_ns", "idle_max_ns", "rtt", "_fin_at"
+    )
 
     def __init__(self) -> None:
         self.space = SeqSpace()
@@ -116,6 +127,7 @@ class Connection:
         self.first_ns: int | None = None
         self.last_ts_ns: int | None = None
         self.closed = False  # a FIN or RST was seen
+        self.backwards_timestamps = 0  # its packets timestamped before a record captured ahead of them (reader/clock.py)
         self.vlan_tagged = 0
         self.syn_ts: int | None = None
         self.synack_ts: int | None = None
@@ -130,6 +142,33 @@ class Connection:
     def answered(self) -> bool:
         """A SYN-ACK was seen (the handshake got past its first step)."""
         return self.synack_ts is not None or (self.dirs[0].syn_seen and self.dirs[1].syn_seen)
+
+    def ended(self, batch: PacketBatch | None = None, rows: np.ndarray | None = None) -> str | None:
+        """How it ended, for the flow table's connection-finished rule (flows.py): RESET (a RST
+        seen), CLOSED (a FIN seen in both directions) or ATTEMPT (a side sent SYNs and nothing
+        else, the other side nothing); None while it goes on. With ``rows`` of ``batch`` (its
+        packets, not yet consumed): as it would be after them, without consuming them (the flow
+        table decides before it hands them over)."""
+        rst = self.dirs[0].rst_count + self.dirs[1].rst_count
+        fins = [st.fin_count for st in self.dirs]
+        syns = [st.syn_count for st in self.dirs]
+        sent = [st.packets for st in self.dirs]
+        if batch is not None and rows is not None and rows.size:
+            flags = batch.flags[rows]
+            d_of = self.direction_of(batch, rows)
+            rst += int(np.count_nonzero(flags & RST))
+            for d in (0, 1):
+                mine = flags[d_of == d]
+                fins[d] += int(np.count_nonzero(mine & FIN))
+                syns[d] += int(np.count_nonzero(mine & SYN))
+                sent[d] += int(mine.size)
+        if rst:
+            return RESET
+        if fins[0] and fins[1]:
+            return CLOSED
+        if any(syns[d] and sent[d] == syns[d] and not sent[1 - d] for d in (0, 1)):
+            return ATTEMPT
+        return None
 
     def direction_of(self, batch: PacketBatch, rows: np.ndarray) -> np.ndarray:
         """The direction (:class:`~tcpsack_analyze.events.Dir` value) of each of ``rows``."""
@@ -228,6 +267,7 @@ class Connection:
         return ConnectionResult(
             id=self.id, epoch=self.epoch, a_addr=self.a_addr, a_port=self.a_port, b_addr=self.b_addr, b_port=self.b_port,
             ipver=self.ipver, state=self.state(), packets=self.packets, vlan_tagged=self.vlan_tagged,
+            backwards_timestamps=self.backwards_timestamps,
             syn_ns=self.syn_ts, synack_ns=self.synack_ts, hs_ack_ns=self.hs_ack_ts, window_scale_in_use=self.window_scale_in_use(),
             counts=(self._counts(0), self._counts(1)),
             rtt=(self.dirs[0].rtt.finish(), self.dirs[1].rtt.finish()),

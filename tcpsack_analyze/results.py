@@ -74,6 +74,7 @@ class ConnectionResult:
     state: str  # "complete", "reset", "open at end of capture", "no SYN seen"
     packets: int
     vlan_tagged: int
+    backwards_timestamps: int  # packets timestamped before a record captured ahead of them (reader/clock.py)
     syn_ns: int | None
     synack_ns: int | None
     hs_ack_ns: int | None

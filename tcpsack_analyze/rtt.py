@@ -81,19 +81,20 @@ class RttResult:
     ts_samples: SampleBag
 
 
+_NOTHING = np.empty(0, np.int64)
+_NOTHING.flags.writeable = False
+
+
 class RttSampler:
     """Takes RTT samples from one direction's events (module docstring)."""
 
     def __init__(self) -> None:
         # first transmissions awaiting their ACK: end, send time, resends before it, record number
-        self._pend_end = np.empty(0, np.int64)
-        self._pend_ts = np.empty(0, np.int64)
-        self._pend_rx = np.empty(0, np.int64)
-        self._pend_order = np.empty(0, np.int64)
+        # (empty columns are one shared read-only array: they are replaced, never written to)
+        self._pend_end = self._pend_ts = self._pend_rx = self._pend_order = _NOTHING
         self._rexmits = 0  # resends so far (Karn's rule)
-        self._rexmit_orders = np.empty(0, np.int64)  # record numbers of resends still relevant
-        self._tsval_keys = np.empty(0, np.int64)  # TSvals of first transmissions and their times
-        self._tsval_ts = np.empty(0, np.int64)
+        self._rexmit_orders = _NOTHING  # record numbers of resends still relevant
+        self._tsval_keys = self._tsval_ts = _NOTHING  # TSvals of first transmissions and their times
         self._snd_una: int | None = None
         self.samples = SampleBag()
         self.ts_samples = SampleBag()
@@ -176,12 +177,16 @@ class RttSampler:
                 by_time = np.argsort(at[ok], kind="stable")
                 out = (at[ok][by_time], samples[by_time])
         keep = ~done
-        self._pend_end = self._pend_end[keep]
-        self._pend_ts = self._pend_ts[keep]
-        self._pend_rx = self._pend_rx[keep]
-        self._pend_order = self._pend_order[keep]
+        if keep.any():
+            self._pend_end = self._pend_end[keep]
+            self._pend_ts = self._pend_ts[keep]
+            self._pend_rx = self._pend_rx[keep]
+            self._pend_order = self._pend_order[keep]
+        else:  # every one acknowledged: the shared empty column, not four empty arrays
+            self._pend_end = self._pend_ts = self._pend_rx = self._pend_order = _NOTHING
         oldest = self._pend_order.min() if self._pend_order.size else order[-1]
-        self._rexmit_orders = self._rexmit_orders[self._rexmit_orders > oldest]
+        relevant = self._rexmit_orders > oldest
+        self._rexmit_orders = self._rexmit_orders[relevant] if relevant.any() else _NOTHING
         return out
 
     def finish(self) -> RttResult:

@@ -30,6 +30,10 @@ class Summary:
         return Summary(int(x.size), float(x.min()), float(x.mean()), float(x.max()), float(x.std()), float(p50), float(p90), float(p99))
 
 
+_NOTHING = np.empty(0, np.int64)  # shared by every empty bag: a many-flows capture holds four per connection
+_NOTHING.flags.writeable = False
+
+
 class SampleBag:
     """Non-negative integer samples (RTTs in ns), kept until the end for exact summaries.
 
@@ -46,8 +50,7 @@ class SampleBag:
     FIRST_MERGE = 4096  # loose samples before the first merge
 
     def __init__(self) -> None:
-        self._values = np.empty(0, np.int64)  # distinct, sorted
-        self._counts = np.empty(0, np.int64)
+        self._values = self._counts = _NOTHING  # distinct, sorted; and their counts (replaced, never written to)
         self._loose: list[np.ndarray] = []
         self._loose_n = 0
         self._merge_at = self.FIRST_MERGE

@@ -70,7 +70,7 @@ def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]],
     for path in captures[0.0]:
         table, packets = _read(path)
         held = samples = 0
-        for conn in table.connections:
+        for conn in table.live:
             for part in (conn, *conn.dirs, *conn.loss, *(t.timing for t in conn.loss)):  # type: ignore[attr-defined]
                 held += _array_bytes(part)
             samples += sum(len(d.rtt.samples) for d in conn.dirs)  # type: ignore[attr-defined]
@@ -90,7 +90,7 @@ def test_loss_records_move_out_of_objects(captures: dict[float, list[Path]], mon
     out = []
     for path in captures[0.01]:
         table, _ = _read(path)
-        trackers = [t for conn in table.connections for t in conn.loss]  # type: ignore[attr-defined]
+        trackers = [t for conn in table.live for t in conn.loss]  # type: ignore[attr-defined]
         live = sum(len(t.recent) + len(t.segs) + len(t.episodes) for t in trackers)
         moved = sum(len(t._rx_table) for t in trackers)
         out.append((live, moved))

@@ -72,7 +72,7 @@ def test_records_move_before_the_end() -> None:
     for batch in read_capture(path, ReadStatus(path), None, 20_000):
         for conn, rows in table.split(batch):
             conn.consume(batch, rows)  # type: ignore[attr-defined]
-    trackers = [t for conn in table.connections for t in conn.loss]  # type: ignore[attr-defined]
+    trackers = [t for conn in table.live for t in conn.loss]  # type: ignore[attr-defined]
     moved = sum(len(t._rx_table) for t in trackers)
     live = sum(len(t.recent) for t in trackers)
     assert moved > 10 * max(live, 1), (moved, live)

@@ -264,8 +264,21 @@ class LossResult:
     lost = property(lambda self: self.lost_table.records(), doc="list[LostTransmission], rebuilt")
 
 
+_NOTHING = np.empty(0, np.int64)  # the empty columns every tracker starts with (replaced, never written to)
+_NOTHING.flags.writeable = False
+
+
 class LossTracker:
     """Loss forensics of the data one side sends (``d``), seen with the other side's ACKs."""
+
+    # slotted: a capture of many short connections holds two trackers per live connection
+    __slots__ = (
+        "_episode_table", "_fill_table", "_flight_last", "_incident_table", "_last_blocks", "_lost_ns", "_lost_pos", "_lost_rec", "_lost_table",
+        "_o_dropped", "_o_end", "_o_index", "_o_pos", "_o_start", "_o_total", "_o_ts", "_o_tsval", "_open", "_pending", "_prune_mark", "_rtd",
+        "_rto_doublings", "_rto_prev", "_rto_rtd", "_rto_run", "_rx_table", "_sack_seen", "_tlp_end", "_undone", "_up_ns", "_up_pos", "_up_start",
+        "board", "busy_ns", "d", "dup_run", "episode", "episodes", "holes", "last_ack_ns", "last_advance_ns", "last_send_ns", "mss", "name",
+        "network_duplicates", "recent", "reorderings", "segs", "seq_anchor", "snd_max", "snd_una", "thin_ns", "thin_packets", "timing", "tx_count"
+    )
 
     def __init__(self, d: int, thin_packets: int = THIN_PACKETS) -> None:
         self.d = d
@@ -275,12 +288,7 @@ class LossTracker:
         self.mss = 0
         self.seq_anchor = 0  # raw sequence number of relative 0
         # first transmissions not yet acknowledged (sorted by start: new data goes out in order)
-        self._o_start = np.empty(0, np.int64)
-        self._o_end = np.empty(0, np.int64)
-        self._o_ts = np.empty(0, np.int64)
-        self._o_index = np.empty(0, np.int64)
-        self._o_tsval = np.empty(0, np.int64)
-        self._o_pos = np.empty(0, np.int64)
+        self._o_start = self._o_end = self._o_ts = self._o_index = self._o_tsval = self._o_pos = _NOTHING
         self._prune_mark: int | None = None
         self._o_dropped = 0  # entries pruned from the front
         self._o_total = 0  # first transmissions ever stored
@@ -382,7 +390,10 @@ class LossTracker:
         if self.snd_una is None or self._o_end.size == 0:
             return
         keep_from = 0 if self._prune_mark is None else int(np.searchsorted(self._o_end, self._prune_mark, side="right"))
-        if keep_from:  # copies, so that the pruned entries are freed now, not at the next batch
+        if keep_from == self._o_end.size:  # every one acknowledged (a short connection's usual end)
+            self._o_start = self._o_end = self._o_ts = self._o_index = self._o_tsval = self._o_pos = _NOTHING
+            self._o_dropped += keep_from
+        elif keep_from:  # copies, so that the pruned entries are freed now, not at the next batch
             self._o_pos = self._o_pos[keep_from:].copy()
             self._o_start = self._o_start[keep_from:].copy()
             self._o_end = self._o_end[keep_from:].copy()
@@ -980,6 +991,8 @@ class LossTracker:
         and timed when the hole showed. So a receiver-side capture's holes give the loss pattern
         (P, bursts, Gilbert-Elliott) over every transmission the sender made, lost or not.
         """
+        if not self._lost_pos and not self._up_pos:  # nothing lost (most directions of most captures)
+            return np.zeros(self.tx_count, dtype=bool), _NOTHING, _NOTHING
         pos, first = np.unique(np.frombuffer(self._lost_pos, np.int64), return_index=True)
         up_pos = np.frombuffer(self._up_pos, np.int64)
         order = np.lexsort((np.frombuffer(self._up_start, np.int64), up_pos))
@@ -1009,5 +1022,5 @@ class LossTracker:
             self.name,
             self._rx_table, self._fill_table, self._episode_table, incidents, lost, self.tx_count, flags, times, records,
             self.thin_ns, self.busy_ns, self.network_duplicates, self.reorderings, self.timing.srtt_full_ns,
-            np.array(self._rtd, np.int64), np.array(self._rto_rtd, np.int64),
+            np.array(self._rtd, np.int64) if self._rtd else _NOTHING, np.array(self._rto_rtd, np.int64) if self._rto_rtd else _NOTHING,
         )

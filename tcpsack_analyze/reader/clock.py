@@ -86,6 +86,8 @@ class AnalysisClock:
 
     def __init__(self) -> None:
         self._core = _core.Clock()
+        self._records = 0  # records advanced over so far
+        self._base = 0  # record number of the latest batch's first record
 
     @property
     def counts(self) -> TimeCounts:
@@ -94,4 +96,15 @@ class AnalysisClock:
 
     def advance(self, raw_ns: np.ndarray) -> np.ndarray:
         """The analysis times (int64) of one batch of raw timestamps (int64 ns), in capture order."""
-        return self._core.advance(np.ascontiguousarray(raw_ns, dtype=np.int64))
+        raw = np.ascontiguousarray(raw_ns, dtype=np.int64)
+        self._base = self._records
+        self._records += raw.shape[0]
+        return self._core.advance(raw)
+
+    def marks(self) -> np.ndarray:
+        """The record numbers (int64, sorted, counting every record advanced over from 0) of the
+        latest batch's records counted as going backwards, for the pipeline to credit to their
+        connections (``ConnectionReport.out_of_order_timestamps``); an absurd timestamp is not
+        one of them."""
+        out: np.ndarray = self._core.marks() + self._base
+        return out

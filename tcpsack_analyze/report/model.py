@@ -94,6 +94,7 @@ class ConnectionReport:
     duration_s: float
     total_packets: int
     vlan_tagged_packets: int
+    out_of_order_timestamps: int  # its packets timestamped before a record captured ahead of them (CaptureInfo's, per connection)
     vantage: vantage.Vantage
     a2b: DirectionReport
     b2a: DirectionReport
@@ -240,6 +241,7 @@ def connection_report(res: ConnectionResult, fits: tuple[GilbertElliott | None, 
         duration_s=duration,
         total_packets=res.packets,
         vlan_tagged_packets=res.vlan_tagged,
+        out_of_order_timestamps=res.backwards_timestamps,
         vantage=view,
         a2b=direction_report(res, 0, duration, view, fits[0]),
         b2a=direction_report(res, 1, duration, view, fits[1]),

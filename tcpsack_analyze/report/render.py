@@ -1,8 +1,12 @@
 """Rendering a :class:`CaptureReport` as text (tcptrace-like columns), JSON or CSV.
 
-The JSON document is ``dataclasses.asdict`` of the report (``schema_version`` included); its fields
-are documented in ``docs/report.md``. CSV has one row per connection and direction (the same rows as
+The JSON document is the report as a dict, as ``dataclasses.asdict`` gives it (``schema_version``
+included), with ``connections`` first and one connection per line; its fields are documented in
+``docs/report.md``. CSV has one row per connection and direction (the same rows as
 ``Analysis.connections_df()``: nested fields flattened to ``loss_rtd_ms_median`` and the like).
+JSON and CSV are written by :func:`write_json` and :func:`write_csv` from a stream of connection
+reports as they come (``analysis.stream_report``), so a report of many connections is never held
+whole; ``render_json``/``render_csv`` are the same writers into a string.
 The text report gives each connection tcptrace-like a->b / b->a columns, its loss section
 (DOMAIN.md sections 4-9) below them, and the loss totals of the capture at the end.
 """
@@ -10,17 +14,17 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
-from collections.abc import Callable
-from dataclasses import asdict
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott
 from tcpsack_analyze.loss.summary import LossSummary, LossTotals
-from tcpsack_analyze.report.model import CaptureReport, ConnectionReport, DirectionReport
+from tcpsack_analyze.report.model import SCHEMA_VERSION, CaptureInfo, CaptureReport, ConnectionReport, DirectionReport
 
 if TYPE_CHECKING:
     from tcpsack_analyze.models.section import SenderSection
@@ -286,16 +290,72 @@ def render_text(report: CaptureReport) -> str:
 
 
 def render_json(report: CaptureReport) -> str:
-    return json.dumps(asdict(report), indent=1, default=str)
+    out = io.StringIO()
+    write_json(iter(report.connections), lambda: (report.capture, report.loss), out)
+    return out.getvalue()
 
 
 def render_csv(report: CaptureReport) -> str:
-    from tcpsack_analyze.analysis import Analysis
+    out = io.StringIO()
+    write_csv(iter(report.connections), out)
+    return out.getvalue()
 
-    df = Analysis(report).connections_df()
-    buf = io.StringIO()
-    df.to_csv(buf, index=False, quoting=csv.QUOTE_MINIMAL)
-    return buf.getvalue()
+
+# ------------------------------------------------------------------ streaming (issue 16)
+# A capture of many connections is written as its connections are finished: the writers take an
+# iterator of connection reports (``analysis.ReportStream``, or a report's list) and write each at
+# once, so the output is never held whole. ``render_json``/``render_csv`` are these writers into a
+# string, so a streamed report is the same text as one rendered from a whole CaptureReport.
+
+def write_json(connections: Iterator[ConnectionReport], rest: Callable[[], tuple[CaptureInfo, LossTotals]], out: TextIO) -> None:
+    """The JSON document of ``report --format json``: the :class:`CaptureReport` as a dict
+    (``dataclasses.asdict``), with ``connections`` first, one connection per line, written as
+    each comes; ``capture``, ``loss`` and ``schema_version`` follow, from ``rest()`` once the
+    connections are exhausted. Nothing is written before the first connection (or the end) is
+    known, so a capture that cannot be read writes nothing. Compact lines, not an indented
+    tree: json's C encoder writes them (indenting takes its pure-Python path, half the time of
+    a report of many short connections) and a line is a connection for ``grep`` and ``jq``."""
+    first = next(connections, None)
+    out.write('{"connections": [')
+    if first is not None:
+        sep = "\n"
+        for conn in itertools.chain((first,), connections):
+            out.write(sep + json.dumps(conn, default=_plain))
+            sep = ",\n"
+        out.write("\n")
+    capture, totals = rest()
+    tail = {"capture": capture, "loss": totals, "schema_version": SCHEMA_VERSION}
+    out.write("],\n" + json.dumps(tail, default=_plain)[1:] + "\n")
+
+
+def _plain(value: Any) -> Any:
+    """The ``default`` of :func:`json.dumps`: a dataclass as a dict of its fields in order (what
+    ``dataclasses.asdict`` gives, without its deep copies: the report's leaves are immutable);
+    json's C encoder does the rest, and calls this again for the dataclasses inside; anything
+    else as its ``str``, as before."""
+    fields = getattr(type(value), "__dataclass_fields__", None)
+    if fields is not None:
+        return {name: getattr(value, name) for name in fields}
+    return str(value)
+
+
+def write_csv(connections: Iterator[ConnectionReport], out: TextIO) -> None:
+    """One row per connection and direction (the columns of ``Analysis.connections_df()``),
+    written as the connections come; the header is the first row's columns (every row has the
+    same: ``analysis._flatten`` gives every count key and every fit field a column). Values are
+    written as Python gives them (an integer stays ``5`` in a column with empty cells)."""
+    from tcpsack_analyze.analysis import connection_rows
+
+    writer: csv.DictWriter | None = None
+    for conn in connections:
+        for row in connection_rows(conn):
+            if writer is None:
+                writer = csv.DictWriter(out, fieldnames=list(row), quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+                writer.writeheader()
+            writer.writerow(row)
+    if writer is None:
+        out.write("\n")
 
 
 RENDERERS = {"text": render_text, "json": render_json, "csv": render_csv}
+STREAMED = {"json", "csv"}  # formats ``report`` writes as the connections are finished
