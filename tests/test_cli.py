@@ -69,3 +69,27 @@ def test_package_level_analyze() -> None:
     a = tcpsack_analyze.analyze(str(SAMPLE))
     assert len(a.report.connections) == 2 and a.report.capture.complete
     assert len(a.connections_df()) == 4  # pandas comes in with the first table
+
+
+def _report(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tcpsack_analyze", "report", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_conn_that_no_capture_has_is_an_error_not_an_empty_report() -> None:
+    """--conn 99 on a capture of two connections: one warning naming what the capture has, an
+    error line and exit 2 (bad option), streamed (json, csv) or not (text)."""
+    for fmt in ("text", "json", "csv"):
+        r = _report(str(SAMPLE), "--conn", "99", "--format", fmt)
+        assert r.returncode == 2, (fmt, r.stderr)
+        assert r.stderr.splitlines() == [
+            f"warning: {SAMPLE}: no connection 99 (its connections are 0 to 1)",
+            "error: --conn: none of the connections asked for is in the captures read",
+        ], fmt
+
+
+def test_conn_found_in_one_capture_is_reported_with_a_warning_for_the_others() -> None:
+    r = _report(str(SAMPLE), "--conn", "1", "--conn", "7", "--format", "json")
+    assert r.returncode == 0 and "no connection 7" in r.stderr
+    import json
+
+    assert [c["id"] for c in json.loads(r.stdout)["connections"]] == [1]

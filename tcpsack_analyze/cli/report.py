@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from tcpsack_analyze.cli.options import (
     refuse_overwrite,
 )
 from tcpsack_analyze.report.render import RENDERERS, STREAMED
+
+if TYPE_CHECKING:
+    from tcpsack_analyze.report.model import ConnectionReport
 
 EXIT_ERROR = 1  # nothing could be read
 EXIT_INCOMPLETE = 3  # a prefix was read and reported; the rest could not be
@@ -43,7 +47,7 @@ def report(
 
     Exit status: 0 when every capture was read completely, 3 when a capture could only be read
     in part (its readable prefix is reported, with a warning), 1 when a capture could not be
-    read at all (the others are still reported), 2 for bad options.
+    read at all (the others are still reported), 2 for bad options (--conn naming no connection of any capture).
     """
     import gc
     from dataclasses import replace
@@ -65,6 +69,7 @@ def report(
         sys.exit(_stream(paths[0], fmt, bpf, conn_ids))
     runs = analyse_all(captures, CaptureJob(bpf, table=table is not None), jobs, dask)
     status = 0
+    found: set[int] = set()
     for run in runs:
         if run.report is None:
             click.echo(f"error: {run.error}", err=True)
@@ -76,6 +81,7 @@ def report(
 
             rep = sender_report(rep, bpf)
         if conn_ids:
+            found |= _selected(run.path, conn_ids, [c.id for c in rep.connections])
             rep = replace(rep, connections=[c for c in rep.connections if c.id in conn_ids])
         sys.stdout.write(RENDERERS[fmt](rep))
         sys.stdout.flush()
@@ -87,7 +93,27 @@ def report(
             click.echo(f"warning: {run.path}: no TCP packets in the capture", err=True)
     if table is not None:
         _write_table(table, [r.table for r in runs if r.table is not None], conn_ids)
-    sys.exit(status)
+    sys.exit(_no_selected(conn_ids, found, status))
+
+
+def _selected(path: str, conn_ids: tuple[int, ...], ids: list[int]) -> set[int]:
+    """Which of ``conn_ids`` the capture at ``path`` has (its connections: ``ids``); a warning
+    line for those it has not."""
+    have = set(ids) & set(conn_ids)
+    missing = sorted(set(conn_ids) - have)
+    if missing:
+        span = "it has no TCP connection" if not ids else f"its only connection is {ids[0]}" if len(ids) == 1 else f"its connections are 0 to {max(ids)}"
+        click.echo(f"warning: {path}: no connection {', '.join(map(str, missing))} ({span})", err=True)
+    return have
+
+
+def _no_selected(conn_ids: tuple[int, ...], found: set[int], status: int) -> int:
+    """The exit status: 2 (a bad option) when --conn named connections that no capture read
+    has, so a script does not take an empty report for a clean one."""
+    if conn_ids and not found and status != EXIT_ERROR:
+        click.echo("error: --conn: none of the connections asked for is in the captures read", err=True)
+        return 2
+    return status
 
 
 def _stream(path: str, fmt: str, bpf: str | None, conn_ids: tuple[int, ...]) -> int:
@@ -99,7 +125,13 @@ def _stream(path: str, fmt: str, bpf: str | None, conn_ids: tuple[int, ...]) -> 
     from tcpsack_analyze.report.render import write_csv, write_json
 
     stream = stream_report(path, bpf)
-    conns = (c for c in stream if not conn_ids or c.id in conn_ids)
+    ids: list[int] = []
+
+    def selected(c: ConnectionReport) -> bool:
+        ids.append(c.id)
+        return not conn_ids or c.id in conn_ids
+
+    conns = (c for c in stream if selected(c))
     try:
         with byte_progress(path, enabled=True):
             if fmt == "json":
@@ -113,11 +145,12 @@ def _stream(path: str, fmt: str, bpf: str | None, conn_ids: tuple[int, ...]) -> 
     cap = stream.capture
     for line in cap.warnings:
         click.echo(f"warning: {line}", err=True)
+    found = _selected(path, conn_ids, ids) if conn_ids else set()
     if not cap.complete:
         return EXIT_INCOMPLETE
     if cap.tcp_packets == 0:
         click.echo(f"warning: {path}: no TCP packets in the capture", err=True)
-    return 0
+    return _no_selected(conn_ids, found, 0)
 
 
 def _write_table(path: str, parts: list, conn_ids: tuple[int, ...]) -> None:
