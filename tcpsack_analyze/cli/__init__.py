@@ -65,7 +65,8 @@ class _LazyGroup(click.Group):
                     continue
                 rows.append((name, cmd.get_short_help_str(limit)))
             else:
-                rows.append((name, click.utils.make_default_short_help(self.summaries[name], limit)))
+                # shortened by click itself (click 8.5 made utils.make_default_short_help private)
+                rows.append((name, click.Command(name, help=self.summaries[name]).get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
