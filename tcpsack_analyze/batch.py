@@ -18,7 +18,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -119,6 +118,8 @@ def run_all(
 
 def _in_pool(fn: Callable[[str], R], paths: Sequence[str], jobs: int) -> Iterator[Callable[[], R]]:
     """Each path's result getter, in order; a worker holds one capture at a time."""
+    from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing costs a one-capture run ~10 ms to import
+
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(fn, p) for p in paths]
         for f in futures:

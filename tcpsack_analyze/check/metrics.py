@@ -47,6 +47,14 @@ def _scope_root(scope: str) -> type:
     return {"report": CaptureReport, "connection": ConnectionReport}.get(scope, DirectionReport)
 
 
+def _lazy_hint_names() -> dict[str, Any]:
+    """Names the report's dataclasses import only for type checking (report/model.py keeps the
+    sender models out of a plain report's start-up), for resolving their annotations here."""
+    from tcpsack_analyze.models.section import SenderSection
+
+    return {"SenderSection": SenderSection}
+
+
 def _count_keys(field_name: str) -> tuple[str, ...] | None:
     """The keys a count dict can have (None: any key, e.g. a histogram's lengths)."""
     from tcpsack_analyze.analysis import LOSS_COUNT_KEYS
@@ -87,7 +95,7 @@ def resolve(path: str) -> tuple[str, tuple[str, ...], Leaf]:
         nullable = nullable or opt
         origin = typing.get_origin(tp)
         if dataclasses.is_dataclass(tp):
-            hints = typing.get_type_hints(tp)
+            hints = typing.get_type_hints(tp, localns=_lazy_hint_names())
             if key not in hints:
                 raise _unknown(path, key, where, list(hints))
             tp = hints[key]

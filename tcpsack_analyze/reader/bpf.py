@@ -8,11 +8,6 @@ package), so that ``--filter`` works on machines where libpcap is not installed.
 """
 from __future__ import annotations
 
-import ctypes.util
-import importlib.util
-import platform
-from pathlib import Path
-
 from tcpsack_analyze import _core
 
 
@@ -21,6 +16,10 @@ class FilterError(ValueError):
 
 
 def _bundled_library() -> str | None:
+    import importlib.util
+    import platform
+    from pathlib import Path
+
     spec = importlib.util.find_spec("libpcap")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -34,6 +33,8 @@ def _bundled_library() -> str | None:
 
 def load_libpcap(expression: str) -> _core.Bpf:
     """``expression`` with libpcap loaded: the system's library, else the one bundled with the libpcap wheel."""
+    import ctypes.util  # here: it imports subprocess, shutil and tempfile, which a run without --filter never needs
+
     for name in (ctypes.util.find_library("pcap"), _bundled_library()):
         if not name:
             continue

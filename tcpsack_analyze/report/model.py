@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tcpsack_analyze import vantage
 from tcpsack_analyze.events import Dir
 from tcpsack_analyze.loss.patterns import GilbertElliott
 from tcpsack_analyze.loss.summary import LossSummary, LossTotals, summarize
-from tcpsack_analyze.models.section import SenderSection
 from tcpsack_analyze.reader import ReadStatus
 from tcpsack_analyze.results import ConnectionResult
 from tcpsack_analyze.stats import Summary
+
+if TYPE_CHECKING:  # the sender models are imported only by `report --sender` and `infer`
+    from tcpsack_analyze.models.section import SenderSection
 
 SCHEMA_VERSION = 3  # 2: loss sections (DirectionReport.loss, CaptureReport.loss); 3: DirectionReport.sender
 
