@@ -81,7 +81,7 @@ def report(
 
             rep = sender_report(rep, bpf)
         if conn_ids:
-            found |= _selected(run.path, conn_ids, [c.id for c in rep.connections])
+            found |= _selected(run.path, conn_ids, len(rep.connections))
             rep = replace(rep, connections=[c for c in rep.connections if c.id in conn_ids])
         sys.stdout.write(RENDERERS[fmt](rep))
         sys.stdout.flush()
@@ -96,13 +96,13 @@ def report(
     sys.exit(_no_selected(conn_ids, found, status))
 
 
-def _selected(path: str, conn_ids: tuple[int, ...], ids: list[int]) -> set[int]:
-    """Which of ``conn_ids`` the capture at ``path`` has (its connections: ``ids``); a warning
-    line for those it has not."""
-    have = set(ids) & set(conn_ids)
+def _selected(path: str, conn_ids: tuple[int, ...], count: int) -> set[int]:
+    """Which of ``conn_ids`` the capture at ``path`` has (its ``count`` connections are numbered
+    0 to count - 1); a warning line for those it has not."""
+    have = {i for i in conn_ids if 0 <= i < count}
     missing = sorted(set(conn_ids) - have)
     if missing:
-        span = "it has no TCP connection" if not ids else f"its only connection is {ids[0]}" if len(ids) == 1 else f"its connections are 0 to {max(ids)}"
+        span = "it has no TCP connection" if not count else "its only connection is 0" if count == 1 else f"its connections are 0 to {count - 1}"
         click.echo(f"warning: {path}: no connection {', '.join(map(str, missing))} ({span})", err=True)
     return have
 
@@ -125,10 +125,11 @@ def _stream(path: str, fmt: str, bpf: str | None, conn_ids: tuple[int, ...]) -> 
     from tcpsack_analyze.report.render import write_csv, write_json
 
     stream = stream_report(path, bpf)
-    ids: list[int] = []
+    seen = 0  # connections streamed (numbered 0 to seen - 1)
 
     def selected(c: ConnectionReport) -> bool:
-        ids.append(c.id)
+        nonlocal seen
+        seen += 1
         return not conn_ids or c.id in conn_ids
 
     conns = (c for c in stream if selected(c))
@@ -145,7 +146,7 @@ def _stream(path: str, fmt: str, bpf: str | None, conn_ids: tuple[int, ...]) -> 
     cap = stream.capture
     for line in cap.warnings:
         click.echo(f"warning: {line}", err=True)
-    found = _selected(path, conn_ids, ids) if conn_ids else set()
+    found = _selected(path, conn_ids, seen) if conn_ids else set()
     if not cap.complete:
         return EXIT_INCOMPLETE
     if cap.tcp_packets == 0:

@@ -72,9 +72,10 @@ def replay_models(
     options: SenderOptions | None = None,
     seed: int = 0,
     limit_s: float = 3600.0,
+    bundle: bool = True,
 ) -> tuple[ModelReplay, ...]:
-    """:func:`replay_model` for each of ``models``, same path, loss process and seed."""
-    return tuple(replay_model(m, path, smss, app, loss, options=options, seed=seed, limit_s=limit_s) for m in models)
+    """:func:`replay_model` for each of ``models``, same path, loss process, seed and options."""
+    return tuple(replay_model(m, path, smss, app, loss, options=options, seed=seed, limit_s=limit_s, bundle=bundle) for m in models)
 
 
 __all__ = ["ModelReplay", "model_name", "replay_model", "replay_models"]
