@@ -13,12 +13,17 @@ pub mod clock;
 pub mod decode;
 pub mod error;
 pub mod events;
+pub mod flow;
 pub mod framing;
 pub mod options;
+pub mod rangeset;
 pub mod reader;
 pub mod rfc6298;
+pub mod rtt_sampler;
 pub mod seq;
 pub mod source;
 
+#[cfg(feature = "python")]
+mod py_flow;
 #[cfg(feature = "python")]
 mod python;

@@ -1,0 +1,278 @@
+//! The chunk driver: flow table -> flow stage -> RTT sampler over one chunk of the capture at a
+//! time, handing on what the stages behind the event boundary read (each touched connection's
+//! events, facts, time and RTT samples) and the connections finished after the chunk, frozen.
+//!
+//! The loss tracker (`loss/tracker.py`, being ported) reads [`Touched`]: per direction its
+//! events, `now`, [`StreamFacts`] and the chunk's data/ACK RTT samples, exactly the arguments of
+//! the Rust `LossTracker::feed(&mut self, events: &[Event], now: i64, facts: &StreamFacts,
+//! rtt: &[(i64, i64)])`. [`Pipeline::feed`] is the one place where it plugs in: where the RTT
+//! sampler is fed below, a tracker per direction kept beside the samplers in [`Stages`].
+
+use super::stage::Connection;
+use super::table::{Delays, FlowTable, Handle};
+use super::Batch;
+use crate::events::{Event, StreamFacts};
+use crate::rtt_sampler::RttSampler;
+
+/// The stages behind the event boundary that the core runs, per direction of a connection.
+#[derive(Clone, Debug, Default)]
+pub struct Stages {
+    pub rtt: [RttSampler; 2],
+}
+
+/// One connection a chunk touched: what each direction's stages behind the boundary read.
+#[derive(Clone, Debug)]
+pub struct Touched {
+    pub id: i64,
+    /// time of the connection's last packet in the chunk
+    pub now: i64,
+    pub events: [Vec<Event>; 2],
+    pub facts: [StreamFacts; 2],
+    /// the chunk's data/ACK RTT samples of each direction (ACK time, sample), by time
+    pub rtt: [Vec<(i64, i64)>; 2],
+}
+
+/// The names of a direction's counters in [`ConnResult::counts`], in order
+/// (`results.DirectionCounts`, with the window mean as its sum and count). `NONE` marks a
+/// counter that is not known (None in Python); booleans are 0/1.
+pub const COUNT_FIELDS: [&str; 41] = [
+    "packets",
+    "ack_packets",
+    "pure_acks",
+    "sack_packets",
+    "dsack_packets",
+    "max_sack_blocks",
+    "empty_sack_options",
+    "unique_bytes",
+    "data_packets",
+    "data_bytes",
+    "pushed",
+    "rexmit_packets",
+    "rexmit_bytes",
+    "syn_rexmits",
+    "fin_rexmits",
+    "out_of_order",
+    "zwnd_probes",
+    "zwnd_probe_bytes",
+    "syn_count",
+    "fin_count",
+    "rst_count",
+    "dupacks",
+    "triple_dupacks",
+    "zero_windows",
+    "window_min",
+    "window_max",
+    "window_sum",
+    "window_count",
+    "wscale",
+    "mss",
+    "sack_permitted",
+    "ts_option",
+    "max_seg",
+    "min_seg",
+    "oversize_segments",
+    "first_ns",
+    "last_ns",
+    "idle_max_ns",
+    "snd_una",
+    "snd_max",
+    "syn_seen",
+];
+
+/// A counter that is not known.
+pub const NONE: i64 = i64::MIN;
+
+/// A finished connection, frozen: identity, handshake, state, counters and RTT samples (a few
+/// hundred bytes; its working state is gone).
+#[derive(Clone, Debug)]
+pub struct ConnResult {
+    pub id: i64,
+    pub epoch: i64,
+    pub a_addr: [u8; 16],
+    pub a_port: i64,
+    pub b_addr: [u8; 16],
+    pub b_port: i64,
+    pub ipver: i64,
+    pub state: &'static str,
+    pub packets: i64,
+    pub vlan_tagged: i64,
+    pub backwards_timestamps: i64,
+    pub syn_ns: Option<i64>,
+    pub synack_ns: Option<i64>,
+    pub hs_ack_ns: Option<i64>,
+    pub window_scale_in_use: Option<bool>,
+    pub counts: [[i64; COUNT_FIELDS.len()]; 2],
+    /// data/ACK samples and timestamp samples of each direction (ns)
+    pub rtt: [(Vec<i64>, Vec<i64>); 2],
+}
+
+fn opt(v: Option<i64>) -> i64 {
+    v.unwrap_or(NONE)
+}
+
+impl ConnResult {
+    fn of(c: Connection, stages: Stages) -> ConnResult {
+        let counts = [0, 1].map(|d| {
+            let s = &c.dirs[d];
+            let (lo, hi, sum, count) = c.window_stats(d);
+            [
+                s.packets,
+                s.ack_packets,
+                s.pure_acks,
+                s.sack_packets,
+                s.dsack_packets,
+                s.max_sack_blocks,
+                s.empty_sack_options,
+                s.unique_bytes,
+                s.data_packets,
+                s.data_bytes,
+                s.pushed,
+                s.rexmit_packets,
+                s.rexmit_bytes,
+                s.syn_rexmit,
+                s.fin_rexmit,
+                s.out_of_order,
+                s.zwnd_probes,
+                s.zwnd_probe_bytes,
+                s.syn_count,
+                s.fin_count,
+                s.rst_count,
+                s.dupacks,
+                s.triple_dupacks,
+                s.zero_windows,
+                opt(lo),
+                hi,
+                sum,
+                count,
+                opt(s.wscale),
+                opt(s.mss),
+                s.sack_permitted as i64,
+                s.ts_option as i64,
+                s.max_seg,
+                s.min_seg,
+                s.oversize_segments,
+                opt(s.first_ns),
+                opt(s.last_ns),
+                s.idle_max_ns,
+                opt(s.snd_una),
+                s.snd_max,
+                s.syn_seen as i64,
+            ]
+        });
+        let [r0, r1] = stages.rtt;
+        ConnResult {
+            id: c.id,
+            epoch: c.epoch,
+            a_addr: c.a.0,
+            a_port: c.a.1 as i64,
+            b_addr: c.b.0,
+            b_port: c.b.1 as i64,
+            ipver: c.ipver,
+            state: c.state(),
+            packets: c.packets,
+            vlan_tagged: c.vlan_tagged,
+            backwards_timestamps: c.backwards_timestamps,
+            syn_ns: c.syn_ts,
+            synack_ns: c.synack_ts,
+            hs_ack_ns: c.hs_ack_ts,
+            window_scale_in_use: c.window_scale_in_use(),
+            counts,
+            rtt: [(r0.samples, r0.ts_samples), (r1.samples, r1.ts_samples)],
+        }
+    }
+}
+
+/// What one chunk gave.
+#[derive(Clone, Debug, Default)]
+pub struct ChunkOut {
+    /// the connections the chunk touched, in the order the flow table met them
+    pub touched: Vec<Touched>,
+    /// the connections finished after it (all that were live, at the end of the capture)
+    pub finished: Vec<ConnResult>,
+    /// connection id and direction of each packet of the chunk
+    pub row_conn: Vec<i64>,
+    pub row_dir: Vec<i8>,
+}
+
+pub struct Pipeline {
+    table: FlowTable,
+    stages: Vec<Option<Stages>>, // by table handle
+    /// run the stages behind the boundary (else the flow stage alone: events)
+    run_stages: bool,
+    numbered: i64,
+}
+
+impl Pipeline {
+    pub fn new(delays: Delays, run_stages: bool) -> Pipeline {
+        Pipeline { table: FlowTable::new(delays), stages: Vec::new(), run_stages, numbered: 0 }
+    }
+
+    /// How many connections are live.
+    pub fn live(&self) -> usize {
+        self.table.live()
+    }
+
+    /// Run one chunk. `backwards`: the record numbers (sorted) the analysis clock counted as
+    /// going backwards in it, credited to their connections.
+    pub fn feed(&mut self, b: &Batch, backwards: &[i64]) -> ChunkOut {
+        let n = b.len();
+        let mut touched: Vec<(Handle, Touched)> = Vec::new();
+        let mut row_handle = vec![0usize; n];
+        let mut row_dir = vec![0i8; n];
+        let (stages, run_stages) = (&mut self.stages, self.run_stages);
+        self.table.split(b, |table, h, rows| {
+            let conn = table.conn_mut(h);
+            if !backwards.is_empty() {
+                conn.backwards_timestamps += rows.iter().filter(|&&r| backwards.binary_search(&b.index[r]).is_ok()).count() as i64;
+            }
+            for &r in rows {
+                row_handle[r] = h;
+                row_dir[r] = conn.direction_of(b, r) as i8;
+            }
+            let events = conn.consume(b, rows);
+            let now = b.ts_ns[rows[rows.len() - 1]];
+            let facts = [conn.facts(0), conn.facts(1)];
+            let mut rtt = [Vec::new(), Vec::new()];
+            if run_stages {
+                if stages.len() <= h {
+                    stages.resize_with(h + 1, || None);
+                }
+                let st = stages[h].get_or_insert_with(Stages::default);
+                // the stages behind the event boundary, per direction (the loss tracker plugs in here)
+                for d in 0..2 {
+                    rtt[d] = st.rtt[d].feed(&events[d]);
+                }
+            }
+            touched.push((h, Touched { id: -1, now, events, facts, rtt }));
+        });
+        // ids number connections by their first packet; a later chunk only holds later records
+        let mut new = std::mem::take(&mut self.table.new);
+        new.sort_by_key(|&h| self.table.conn(h).first_index);
+        for (k, &h) in new.iter().enumerate() {
+            self.table.conn_mut(h).id = self.numbered + k as i64;
+        }
+        self.numbered += new.len() as i64;
+        let touched: Vec<Touched> = touched
+            .into_iter()
+            .map(|(h, mut t)| {
+                t.id = self.table.conn(h).id;
+                t
+            })
+            .collect();
+        let row_conn = row_handle.iter().map(|&h| self.table.conn(h).id).collect();
+        let finished = if n > 0 { self.table.expire(b.ts_ns[n - 1]) } else { Vec::new() };
+        let finished = finished.into_iter().map(|(h, c)| self.result(h, c)).collect();
+        ChunkOut { touched, finished, row_conn, row_dir }
+    }
+
+    /// The end of the capture: every connection still live, frozen.
+    pub fn finish(&mut self) -> Vec<ConnResult> {
+        let done = self.table.finish_all();
+        done.into_iter().map(|(h, c)| self.result(h, c)).collect()
+    }
+
+    fn result(&mut self, h: Handle, c: Connection) -> ConnResult {
+        let stages = self.stages.get_mut(h).and_then(Option::take).unwrap_or_default();
+        ConnResult::of(c, stages)
+    }
+}

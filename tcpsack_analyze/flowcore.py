@@ -1,0 +1,171 @@
+"""The flow table, the flow stage and the RTT sampler, run by the compiled core (``src/flow/``,
+``src/rtt_sampler.rs``; docs/core.md phases 2-4), and their columns made into Python objects.
+
+:class:`CoreFlows` feeds the capture's :class:`~tcpsack_analyze.reader.PacketBatch` chunks to
+``_core.FlowPipeline`` (one call a chunk, nothing per packet). For each chunk it gives the
+connections the chunk touched (:class:`Touched`: per direction its
+:class:`~tcpsack_analyze.events.EventBatch`, :class:`~tcpsack_analyze.events.StreamFacts` and
+the chunk's data/ACK RTT samples, what the loss tracker reads) and the connections finished
+after it (the flow table's connection-finished event; at the end of the capture every one still
+live) as :class:`Finished`: identity, handshake, state, per-direction
+:class:`~tcpsack_analyze.results.DirectionCounts` and :class:`~tcpsack_analyze.rtt.RttResult`.
+The rules themselves are stated where they live: the flow table in ``src/flow/table.rs``, the
+flow stage in ``src/flow/stage.rs`` (docs/architecture.md).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tcpsack_analyze import _core
+from tcpsack_analyze.events import EventBatch, StreamFacts
+from tcpsack_analyze.reader import PacketBatch, ReadStatus, read_capture
+from tcpsack_analyze.results import DirectionCounts
+from tcpsack_analyze.rtt import RttResult
+from tcpsack_analyze.stats import SampleBag
+
+DEFAULT_REUSE_SILENCE_S = 60.0
+DEFAULT_CLOSE_DELAY_S = 5.0  # after a FIN each way
+DEFAULT_ABORT_DELAY_S = 240.0  # after a RST, or an attempt never answered: 2 MSL (RFC 9293 section 3.4.2)
+
+_EVENT_COLUMNS = ("kind", "time_ns", "index", "flags", "start", "end", "placement", "tsval", "ack", "win", "tsecr", "nsack", "dup", "dsack", "sack_row")
+_NONE = _core.COUNT_NONE
+_BOOLS = ("sack_permitted", "ts_option", "syn_seen")
+_OPTIONAL = ("window_min", "wscale", "mss", "first_ns", "last_ns", "snd_una")
+
+
+@dataclass(frozen=True, slots=True)
+class Touched:
+    """One connection a chunk touched: what the stages behind the event boundary read."""
+
+    id: int
+    now: int  # time of its last packet in the chunk
+    events: tuple[EventBatch, EventBatch]
+    facts: tuple[StreamFacts, StreamFacts]
+    rtt: tuple[tuple[np.ndarray, np.ndarray] | None, tuple[np.ndarray, np.ndarray] | None]  # (ACK times, samples)
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A finished connection as the flow stage leaves it (``ConnectionResult`` without the loss)."""
+
+    id: int
+    epoch: int
+    a_addr: bytes
+    a_port: int
+    b_addr: bytes
+    b_port: int
+    ipver: int
+    state: str
+    packets: int
+    vlan_tagged: int
+    backwards_timestamps: int
+    syn_ns: int | None
+    synack_ns: int | None
+    hs_ack_ns: int | None
+    window_scale_in_use: bool | None
+    counts: tuple[DirectionCounts, DirectionCounts]
+    rtt: tuple[RttResult, RttResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """What one chunk of the capture gave (``batch`` None at the end of the capture)."""
+
+    batch: PacketBatch | None
+    touched: list[Touched]
+    finished: list[Finished]
+    row_conn: np.ndarray  # connection id of each packet of the batch
+    row_dir: np.ndarray  # and its direction (events.Dir value)
+
+
+class CoreFlows:
+    """A capture read through the core's flow table, flow stage and RTT sampler (module doc).
+    ``stages=False``: the flow stage alone (events; no RTT samples)."""
+
+    def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S,
+                 delays_s: tuple[float, float] = (DEFAULT_CLOSE_DELAY_S, DEFAULT_ABORT_DELAY_S), *, stages: bool = True) -> None:
+        self.path, self.status, self.bpf, self.chunk_bytes = path, status, bpf, chunk_bytes
+        self.core = _core.FlowPipeline(reuse_silence_s, delays_s[0], delays_s[1], stages)
+        self.tcp_packets = 0
+
+    def chunks(self) -> Iterator[Chunk]:
+        """Each chunk once the core has run it; at the end one without a batch, with every
+        connection still live finished."""
+        clock = self.status.clock
+        for batch in read_capture(self.path, self.status, self.bpf, self.chunk_bytes):
+            self.tcp_packets += len(batch)
+            out = self.core.feed(batch, clock.marks())
+            yield Chunk(batch, touched(out["touched"]), finished(out["finished"]), out["row_conn"], out["row_dir"])
+            del batch, out  # see read_capture: freed before the next chunk is decoded
+        empty = np.empty(0, np.int64)
+        yield Chunk(None, [], finished(self.core.finish()), empty, empty)
+
+
+def _opt(v: int) -> int | None:
+    return None if v == _NONE else v
+
+
+def touched(cols: dict[str, Any]) -> list[Touched]:
+    """The touched connections of a chunk from the core's columns."""
+    ev_off, sack_off, rtt_off = cols["ev_off"].tolist(), cols["sack_off"].tolist(), cols["rtt_off"].tolist()
+    mss, anchor = cols["mss"].tolist(), cols["seq_anchor"].tolist()
+    turn, rturn = cols["turnaround_ns"].tolist(), cols["receiver_turnaround_ns"].tolist()
+    event_cols = {c: cols[c] for c in _EVENT_COLUMNS}
+    sack, at, sample = cols["sack"], cols["rtt_at"], cols["rtt_sample"]
+    out = []
+    for t, (cid, now) in enumerate(zip(cols["conn"].tolist(), cols["now"].tolist())):
+        evs = []
+        rtts: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for d in (0, 1):
+            k = 2 * t + d
+            lo, hi = ev_off[k], ev_off[k + 1]
+            evs.append(EventBatch(**{c: v[lo:hi] for c, v in event_cols.items()}, sack=sack[sack_off[k] : sack_off[k + 1]]))
+            r0, r1 = rtt_off[k], rtt_off[k + 1]
+            rtts.append((at[r0:r1], sample[r0:r1]) if r1 > r0 else None)
+        facts = tuple(StreamFacts(mss[t][d], anchor[t][d], _opt(turn[t][d]), _opt(rturn[t][d])) for d in (0, 1))
+        out.append(Touched(cid, now, (evs[0], evs[1]), (facts[0], facts[1]), (rtts[0], rtts[1])))
+    return out
+
+
+def _counts(row: list[int]) -> DirectionCounts:
+    c: dict[str, Any] = dict(zip(_core.COUNT_FIELDS, row))
+    total, n = c.pop("window_sum"), c.pop("window_count")
+    for name in _OPTIONAL:
+        c[name] = _opt(c[name])
+    for name in _BOOLS:
+        c[name] = bool(c[name])
+    return DirectionCounts(**c, window_mean=total / n if n else None)
+
+
+def _bag(samples: np.ndarray) -> SampleBag:
+    bag = SampleBag()
+    bag.add(samples)
+    return bag
+
+
+def finished(cols: dict[str, Any]) -> list[Finished]:
+    """The finished connections of a chunk from the core's columns."""
+    counts = cols["counts"].tolist()
+    off, rtt = cols["rtt_off"].tolist(), cols["rtt"]
+    a_addr, b_addr = cols["a_addr"], cols["b_addr"]
+    ints = {c: cols[c].tolist() for c in ("id", "epoch", "a_port", "b_port", "ipver", "packets", "vlan_tagged", "backwards_timestamps",
+                                          "syn_ns", "synack_ns", "hs_ack_ns", "window_scale_in_use")}
+    out = []
+    for i, state in enumerate(cols["state"]):
+        bags = [_bag(rtt[off[4 * i + j] : off[4 * i + j + 1]]) for j in range(4)]
+        wsiu = ints["window_scale_in_use"][i]
+        out.append(Finished(
+            id=ints["id"][i], epoch=ints["epoch"][i], a_addr=a_addr[i].tobytes(), a_port=ints["a_port"][i], b_addr=b_addr[i].tobytes(),
+            b_port=ints["b_port"][i], ipver=ints["ipver"][i], state=state, packets=ints["packets"][i], vlan_tagged=ints["vlan_tagged"][i],
+            backwards_timestamps=ints["backwards_timestamps"][i], syn_ns=_opt(ints["syn_ns"][i]), synack_ns=_opt(ints["synack_ns"][i]),
+            hs_ack_ns=_opt(ints["hs_ack_ns"][i]), window_scale_in_use=None if wsiu < 0 else bool(wsiu),
+            counts=(_counts(counts[i][0]), _counts(counts[i][1])), rtt=(RttResult(bags[0], bags[1]), RttResult(bags[2], bags[3])),
+        ))
+    return out
+
+
+__all__ = ["Chunk", "CoreFlows", "Finished", "Touched"]
