@@ -10,10 +10,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::events::{Event, MAX_SACK_BLOCKS};
+use crate::events::{Event, Kind, Placement, MAX_SACK_BLOCKS};
 use crate::flow::pipeline::{ChunkOut, ConnResult, Pipeline, Touched, COUNT_FIELDS, NONE};
 use crate::flow::table::Delays;
 use crate::flow::Batch;
+use crate::rtt_sampler::RttSampler;
 
 fn arr<'py, T: Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyArray1<T>> {
     PyArray1::from_vec(py, v)
@@ -50,6 +51,16 @@ impl FlowPipeline {
     #[getter]
     fn live(&self) -> usize {
         self.inner.live()
+    }
+
+    /// Where the RTT sample bags of connections created from now on first merge (tests).
+    fn set_first_merge(&mut self, n: usize) {
+        self.inner.set_first_merge(n);
+    }
+
+    /// Bytes the live connections' working state holds in the core.
+    fn held_bytes(&self) -> usize {
+        self.inner.held_bytes()
     }
 
     /// Run one ``PacketBatch``; ``backwards``: the record numbers (sorted int64) the analysis
@@ -233,9 +244,85 @@ fn results_dict<'py>(py: Python<'py>, done: &[ConnResult]) -> PyResult<Bound<'py
     Ok(d)
 }
 
+fn slice<'a, T: Element + Copy>(a: &'a PyReadonlyArray1<'_, T>) -> Cow<'a, [T]> {
+    match a.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(a.as_array().to_vec()),
+    }
+}
+
+/// (ACK times, samples) of a batch, None when it has none.
+type Samples<'py> = Option<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)>;
+
+/// The RTT sampler of one direction (src/rtt_sampler.rs), fed a direction's events a batch at
+/// a time as the columns of an ``EventBatch`` (``rtt.RttSampler`` wraps it).
+#[pyclass(module = "tcpsack_analyze._core", name = "RttSampler", unsendable)]
+pub struct PyRttSampler {
+    inner: RttSampler,
+}
+
+#[pymethods]
+impl PyRttSampler {
+    #[new]
+    fn new() -> PyRttSampler {
+        PyRttSampler { inner: RttSampler::new() }
+    }
+
+    /// Account one batch (its ``kind``, ``time_ns``, ``index``, ``placement``, ``end``,
+    /// ``tsval``, ``ack`` and ``tsecr`` columns); returns its data/ACK samples as (ACK times,
+    /// samples) by time, or None.
+    #[allow(clippy::too_many_arguments)]
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        kind: PyReadonlyArray1<'py, i8>,
+        time_ns: PyReadonlyArray1<'py, i64>,
+        index: PyReadonlyArray1<'py, i64>,
+        placement: PyReadonlyArray1<'py, i8>,
+        end: PyReadonlyArray1<'py, i64>,
+        tsval: PyReadonlyArray1<'py, i64>,
+        ack: PyReadonlyArray1<'py, i64>,
+        tsecr: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Samples<'py>> {
+        let (kind, time_ns, index, placement) = (slice(&kind), slice(&time_ns), slice(&index), slice(&placement));
+        let (end, tsval, ack, tsecr) = (slice(&end), slice(&tsval), slice(&ack), slice(&tsecr));
+        let n = kind.len();
+        if [time_ns.len(), index.len(), placement.len(), end.len(), tsval.len(), ack.len(), tsecr.len()].iter().any(|&m| m != n) {
+            return Err(PyValueError::new_err("the event columns differ in length"));
+        }
+        let mut events = Vec::with_capacity(n);
+        for i in 0..n {
+            let placement = Placement::from_i8(placement[i]).ok_or_else(|| PyValueError::new_err(format!("placement {}", placement[i])))?;
+            let mut e = if kind[i] == Kind::Send as i8 {
+                Event::send(time_ns[i], index[i], -1, end[i], 0, tsval[i], placement)
+            } else {
+                Event::ack(time_ns[i], index[i], ack[i], &[], false, false, -1, tsecr[i], 0)
+            };
+            e.placement = placement;
+            events.push(e);
+        }
+        let out = self.inner.feed(&events);
+        if out.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some((arr(py, out.iter().map(|x| x.0).collect()), arr(py, out.iter().map(|x| x.1).collect()))))
+    }
+
+    /// Every data/ACK sample so far (ns).
+    fn samples<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        arr(py, self.inner.samples.to_vec())
+    }
+
+    /// Every timestamp sample so far (ns).
+    fn ts_samples<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        arr(py, self.inner.ts_samples.to_vec())
+    }
+}
+
 /// Register the classes and constants of this file on the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<FlowPipeline>()?;
+    m.add_class::<PyRttSampler>()?;
     m.add("COUNT_FIELDS", COUNT_FIELDS.to_vec())?;
     m.add("COUNT_NONE", NONE)?;
     Ok(())

@@ -35,14 +35,124 @@ pub struct RttSampler {
     tsvals: Vec<(i64, i64)>, // TSvals of first transmissions and their times, in order
     snd_una: Option<i64>,
     /// every data/ACK sample (ns)
-    pub samples: Vec<i64>,
+    pub samples: SampleBag,
     /// every timestamp sample (ns)
-    pub ts_samples: Vec<i64>,
+    pub ts_samples: SampleBag,
+}
+
+/// Non-negative integer samples (RTTs in ns), kept until the end for exact summaries, in memory
+/// that stops growing when the values repeat (`stats.SampleBag`'s policy): every time the loose
+/// samples reach a threshold (doubling from 4096) they are merged into sorted distinct values
+/// with counts, if that at least halves them. The order of the samples is not kept.
+#[derive(Clone, Debug)]
+pub struct SampleBag {
+    values: Vec<i64>,
+    counts: Vec<i64>,
+    loose: Vec<i64>,
+    merge_at: usize,
+}
+
+impl Default for SampleBag {
+    fn default() -> SampleBag {
+        SampleBag { values: Vec::new(), counts: Vec::new(), loose: Vec::new(), merge_at: SampleBag::FIRST_MERGE }
+    }
+}
+
+impl SampleBag {
+    /// loose samples before the first merge
+    pub const FIRST_MERGE: usize = 4096;
+
+    pub fn add(&mut self, samples: &[i64]) {
+        self.loose.extend_from_slice(samples);
+        if self.loose.len() >= self.merge_at {
+            self.merge();
+        }
+    }
+
+    fn merge(&mut self) {
+        let mut sorted = self.loose.clone();
+        sorted.sort_unstable();
+        let mut values: Vec<i64> = Vec::new();
+        let mut counts: Vec<i64> = Vec::new();
+        for x in sorted {
+            if values.last() == Some(&x) {
+                *counts.last_mut().expect("a count") += 1;
+            } else {
+                values.push(x);
+                counts.push(1);
+            }
+        }
+        if 2 * values.len() > self.loose.len() {
+            // mostly distinct: counting would not save memory
+            self.merge_at = 2 * self.loose.len();
+            return;
+        }
+        let (mut v, mut c) = (Vec::with_capacity(values.len() + self.values.len()), Vec::new());
+        let (mut i, mut j) = (0, 0);
+        while i < self.values.len() || j < values.len() {
+            let take_old = j >= values.len() || (i < self.values.len() && self.values[i] <= values[j]);
+            let (x, n) = if take_old {
+                i += 1;
+                (self.values[i - 1], self.counts[i - 1])
+            } else {
+                j += 1;
+                (values[j - 1], counts[j - 1])
+            };
+            if v.last() == Some(&x) {
+                *c.last_mut().expect("a count") += n;
+            } else {
+                v.push(x);
+                c.push(n);
+            }
+        }
+        self.values = v;
+        self.counts = c;
+        self.loose = Vec::new();
+    }
+
+    pub fn len(&self) -> usize {
+        self.counts.iter().sum::<i64>() as usize + self.loose.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every sample: the counted values first (ascending), then the loose ones in the order added.
+    pub fn to_vec(&self) -> Vec<i64> {
+        let mut out = Vec::with_capacity(self.len());
+        for (&x, &n) in self.values.iter().zip(&self.counts) {
+            out.extend(std::iter::repeat_n(x, n as usize));
+        }
+        out.extend_from_slice(&self.loose);
+        out
+    }
+
+    /// Bytes of heap it holds.
+    pub fn heap_bytes(&self) -> usize {
+        8 * (self.values.capacity() + self.counts.capacity() + self.loose.capacity())
+    }
 }
 
 impl RttSampler {
     pub fn new() -> RttSampler {
         RttSampler::default()
+    }
+
+    /// A sampler whose bags first merge at `first_merge` loose samples (tests of the memory
+    /// bound use small captures).
+    pub fn with_first_merge(first_merge: usize) -> RttSampler {
+        let bag = SampleBag { merge_at: first_merge, ..SampleBag::default() };
+        RttSampler { samples: bag.clone(), ts_samples: bag, ..RttSampler::default() }
+    }
+
+    /// Bytes of heap it holds.
+    pub fn heap_bytes(&self) -> usize {
+        size_of::<Pending>() * self.pending.capacity()
+            + 8 * self.rexmit_index.capacity()
+            + 16 * self.tsvals.capacity()
+            + self.samples.heap_bytes()
+            + self.ts_samples.heap_bytes()
     }
 
     /// Account one batch of events; returns its data/ACK samples as (ACK time, sample), by time.
@@ -75,7 +185,12 @@ impl RttSampler {
         }
         self.snd_una = Some(top);
         self.timestamps(&acks, &cum, prev_una);
-        self.pairs(&acks)
+        let out = self.pairs(&acks);
+        // what is kept is what can still be matched: give back what the batch needed beyond it
+        self.pending.shrink_to(2 * self.pending.len());
+        self.tsvals.shrink_to(2 * self.tsvals.len());
+        self.rexmit_index.shrink_to(2 * self.rexmit_index.len());
+        out
     }
 
     /// RFC 7323 section 4.3: an ACK that advances snd_una echoes the TSval of the data it
@@ -98,16 +213,18 @@ impl RttSampler {
             first.entry(key).or_insert(ts);
         }
         let mut newest = i64::MIN;
+        let mut samples = Vec::new();
         for &i in &adv {
             let a = acks[i];
             if let Some(&ts) = first.get(&a.tsecr) {
                 let sample = a.time_ns - ts;
                 if sample >= 0 {
-                    self.ts_samples.push(sample);
+                    samples.push(sample);
                 }
             }
             newest = newest.max(a.tsecr);
         }
+        self.ts_samples.add(&samples);
         // keep only what a later ACK can still echo (TSvals compare modulo 2**32)
         self.tsvals.retain(|&(key, _)| signed_diff(key, newest) >= 0);
     }
@@ -146,13 +263,10 @@ impl RttSampler {
             }
             false
         });
-        self.samples.extend_from_slice(&samples);
+        self.samples.add(&samples);
         out.sort_by_key(|&(at, _)| at); // stable
         let oldest = self.pending.iter().map(|p| p.index).min().unwrap_or(acks[n - 1].index);
         self.rexmit_index.retain(|&o| o > oldest);
-        if self.pending.is_empty() {
-            self.pending = Vec::new(); // its memory back: a many-flows capture holds thousands
-        }
         out
     }
 }
@@ -175,15 +289,30 @@ mod tests {
         let mut r = RttSampler::new();
         let got = r.feed(&[send(0, 0, 1, 101, Placement::New, 10), send(5, 1, 101, 201, Placement::New, 11), ack(30, 2, 101, 10)]);
         assert_eq!(got, vec![(30, 30)]);
-        assert_eq!(r.ts_samples, vec![30]);
+        assert_eq!(r.ts_samples.to_vec(), vec![30]);
         // a resend of 101..201 before its ACK: Karn's rule takes no pair sample
         let got = r.feed(&[send(40, 3, 101, 201, Placement::Rexmit, 12), ack(70, 4, 201, 12)]);
         assert!(got.is_empty());
-        assert_eq!(r.samples, vec![30]);
+        assert_eq!(r.samples.to_vec(), vec![30]);
         // an ACK past a segment's end does not time it (not exact); the last one it does
         let got = r.feed(&[send(80, 5, 201, 301, Placement::New, -1), send(81, 6, 301, 401, Placement::New, -1), ack(90, 7, 401, -1)]);
         assert_eq!(got, vec![(90, 9)]);
         assert!(r.pending.is_empty() && r.rexmit_index.is_empty());
         assert_eq!(r.feed(&[ack(95, 8, 401, -1)]), vec![]);
+    }
+
+    #[test]
+    fn bag_counts_repeated_values() {
+        let mut b = SampleBag::default();
+        b.add(&vec![5; 5000]);
+        b.add(&[3, 7]);
+        assert_eq!((b.values.clone(), b.counts.clone(), b.loose.clone()), (vec![5], vec![5000], vec![3, 7]));
+        b.add(&vec![3; 4094]);
+        assert_eq!((b.values.clone(), b.counts.clone()), (vec![3, 5, 7], vec![4095, 5000, 1]));
+        assert_eq!(b.len(), 9096);
+        let mut d = SampleBag::default();
+        d.add(&(0..5000).collect::<Vec<_>>());
+        assert_eq!((d.values.len(), d.loose.len(), d.merge_at), (0, 5000, 10000));
+        // distinct: left loose
     }
 }

@@ -18,20 +18,18 @@ import heapq
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tcpsack_analyze.connection import Connection
 from tcpsack_analyze.events import Dir, EventBatch, StreamFacts
-from tcpsack_analyze.flows import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, FlowTable
+from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, CoreFlows, Finished, Touched
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all, gilbert_estimate
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
 from tcpsack_analyze.loss.summary import LossTotals, combine
-from tcpsack_analyze.loss.tracker import LossResult
-from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus, read_capture
+from tcpsack_analyze.loss.tracker import LossResult, LossTracker
+from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus
 from tcpsack_analyze.report.model import CaptureInfo, CaptureReport, ConnectionReport, capture_info, connection_report, format_addr
 from tcpsack_analyze.results import ConnectionResult
 
@@ -269,49 +267,44 @@ def stream_report(
     return ReportStream(pipe, on_result, packets)
 
 
-Touched = list[tuple[Connection, np.ndarray, tuple[EventBatch, EventBatch] | None]]
-
-
 class _Pipeline:
-    """Reads a capture through the flow table and every connection's stages, batch by batch."""
+    """Reads a capture through the core's flow table, flow stage and RTT sampler
+    (:class:`~tcpsack_analyze.flowcore.CoreFlows`) and each connection's loss trackers, chunk
+    by chunk."""
 
     def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float,
-                 delays_s: tuple[float, float] = (DEFAULT_CLOSE_DELAY_S, DEFAULT_ABORT_DELAY_S), *, stages: bool = True,
-                 keep_events: bool = False) -> None:
-        self.path, self.status, self.bpf, self.chunk_bytes = path, status, bpf, chunk_bytes
-        self.keep_events = keep_events  # hand each batch's events on (else they are dropped at once)
-        self.stages = stages
-        make = Connection if stages else partial(Connection, stages=False)
-        self.table: FlowTable[Connection] = FlowTable(make, reuse_silence_s, *delays_s)  # (close, abort) delays: flows.py
-        self.tcp_packets = 0
+                 delays_s: tuple[float, float] = (DEFAULT_CLOSE_DELAY_S, DEFAULT_ABORT_DELAY_S)) -> None:
+        self.status = status
+        self.flows = CoreFlows(path, status, bpf, chunk_bytes, reuse_silence_s, delays_s)  # (close, abort) delays: src/flow/table.rs
+        self._loss: dict[int, tuple[LossTracker, LossTracker]] = {}  # the loss trackers of the live connections
 
-    def batches(self) -> Iterator[tuple[PacketBatch | None, Touched, list[Connection]]]:
-        """Each batch, once its connections have consumed it, with them, their rows, (with
-        ``keep_events``) the events they emitted, and the connections finished after it (the flow
-        table's connection-finished event, :meth:`FlowTable.expire`); at the end of the capture no
-        batch, with every connection still live. Connection ids are final by then: they
-        number connections by their first packet, and a later batch only holds later records."""
-        numbered = 0
-        clock = self.status.clock
-        for batch in read_capture(self.path, self.status, self.bpf, self.chunk_bytes):
-            self.tcp_packets += len(batch)
-            back = clock.marks()
-            touched: Touched = []
-            for conn, rows in self.table.split(batch):
-                if back.size:
-                    conn.backwards_timestamps += int(np.isin(batch.index[rows], back, assume_unique=True).sum())
-                events: tuple[EventBatch, EventBatch] | None = conn.consume(batch, rows)
-                touched.append((conn, rows, events if self.keep_events else None))
-                events = None  # not kept past the batch unless asked for
-            new = sorted(self.table.new, key=lambda c: c.first_index)
-            self.table.new.clear()
-            for k, conn in enumerate(new):
-                conn.id = numbered + k
-            numbered += len(new)
-            finished = self.table.expire(int(batch.ts_ns[-1])) if len(batch) else []
-            yield batch, touched, finished
-            del batch, touched, finished  # see read_capture: freed before the next chunk is decoded
-        yield None, [], self.table.finish_all()
+    @property
+    def tcp_packets(self) -> int:
+        return self.flows.tcp_packets
+
+    def _feed(self, t: Touched) -> None:
+        """The loss stage of one connection a chunk touched (the core ran the others)."""
+        trackers = self._loss.get(t.id)
+        if trackers is None:
+            trackers = self._loss[t.id] = (LossTracker(0), LossTracker(1))
+        for d, tracker in enumerate(trackers):
+            tracker.feed(t.events[d], now=t.now, facts=t.facts[d], rtt=t.rtt[d])
+
+    def _finish(self, f: Finished) -> ConnectionResult:
+        """The frozen result of a finished connection; its loss records are stamped with its id."""
+        trackers = self._loss.pop(f.id, None) or (LossTracker(0), LossTracker(1))
+        losses = []
+        for tracker in trackers:
+            res = tracker.finish()
+            for table in res.tables:
+                table.fill("conn", f.id)
+            losses.append(res)
+        return ConnectionResult(
+            id=f.id, epoch=f.epoch, a_addr=f.a_addr, a_port=f.a_port, b_addr=f.b_addr, b_port=f.b_port, ipver=f.ipver, state=f.state,
+            packets=f.packets, vlan_tagged=f.vlan_tagged, backwards_timestamps=f.backwards_timestamps, syn_ns=f.syn_ns,
+            synack_ns=f.synack_ns, hs_ack_ns=f.hs_ack_ns, window_scale_in_use=f.window_scale_in_use, counts=f.counts, rtt=f.rtt,
+            loss=(losses[0], losses[1]),
+        )
 
     def finished_in_order(self, packets: bool, parts: list[dict[str, np.ndarray]]) -> Iterator[list[ConnectionResult]]:
         """The frozen results of the connections, in id order, in groups as they become ready (a
@@ -319,18 +312,14 @@ class _Pipeline:
         per-packet columns of each batch are added to ``parts``."""
         waiting: list[tuple[int, ConnectionResult]] = []  # a heap by id
         next_id = 0
-        for batch, touched, finished in self.batches():
-            if packets and batch is not None:
-                conn_of = np.empty(len(batch), dtype=np.int64)
-                dir_of = np.empty(len(batch), dtype=np.int64)
-                for conn, rows, _ in touched:
-                    conn_of[rows] = conn.id
-                    dir_of[rows] = conn.direction_of(batch, rows)
-                parts.append(_packet_columns(batch, conn_of, dir_of))
-            del batch, touched
-            for conn in finished:
-                heapq.heappush(waiting, (conn.id, conn.finish()))
-            del finished
+        for chunk in self.flows.chunks():
+            if packets and chunk.batch is not None:
+                parts.append(_packet_columns(chunk.batch, chunk.row_conn, chunk.row_dir.astype(np.int64)))
+            for t in chunk.touched:
+                self._feed(t)
+            for f in chunk.finished:
+                heapq.heappush(waiting, (f.id, self._finish(f)))
+            del chunk
             group = []
             while waiting and waiting[0][0] == next_id:
                 group.append(heapq.heappop(waiting)[1])
@@ -352,21 +341,20 @@ def stream_events(
     of both directions as of its latest batch (MSS, origin, handshake turnarounds). With
     ``until_ns`` the pass stops after the first batch whose packets are all later than that
     (the streams then hold everything before it)."""
-    pipe = _Pipeline(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, (close_delay_s, abort_delay_s), stages=False,
-                     keep_events=True)
-    for batch, touched, _finished in pipe.batches():
-        if batch is None:  # the end: the connections still live are not needed here
+    flows = CoreFlows(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, (close_delay_s, abort_delay_s), stages=False)
+    for chunk in flows.chunks():
+        if chunk.batch is None:  # the end: the connections still live are not needed here
             return
-        beyond = until_ns is not None and len(batch) > 0 and int(batch.ts_ns.min()) > until_ns
-        del batch
+        beyond = until_ns is not None and len(chunk.batch) > 0 and int(chunk.batch.ts_ns.min()) > until_ns
+        touched = chunk.touched
+        del chunk
         touched.reverse()
         while touched:  # each batch's events are let go before the reader decodes the next
-            conn, _rows, events = touched.pop()
-            assert events is not None
+            t = touched.pop()
             if facts is not None:
-                facts[conn.id] = (conn.facts(0), conn.facts(1))
-            yield conn.id, events
-            del events
+                facts[t.id] = t.facts
+            yield t.id, t.events
+            del t
         if beyond:
             return
 

@@ -24,8 +24,7 @@ from tcpsack_analyze import _core
 from tcpsack_analyze.events import EventBatch, StreamFacts
 from tcpsack_analyze.reader import PacketBatch, ReadStatus, read_capture
 from tcpsack_analyze.results import DirectionCounts
-from tcpsack_analyze.rtt import RttResult
-from tcpsack_analyze.stats import SampleBag
+from tcpsack_analyze.rtt import RttResult, _bag
 
 DEFAULT_REUSE_SILENCE_S = 60.0
 DEFAULT_CLOSE_DELAY_S = 5.0  # after a FIN each way
@@ -139,12 +138,6 @@ def _counts(row: list[int]) -> DirectionCounts:
     for name in _BOOLS:
         c[name] = bool(c[name])
     return DirectionCounts(**c, window_mean=total / n if n else None)
-
-
-def _bag(samples: np.ndarray) -> SampleBag:
-    bag = SampleBag()
-    bag.add(samples)
-    return bag
 
 
 def finished(cols: dict[str, Any]) -> list[Finished]:

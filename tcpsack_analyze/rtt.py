@@ -3,7 +3,7 @@
 Two things live here, each once:
 
 * :class:`RttSampler`, a stage fed a direction's :class:`~tcpsack_analyze.events.EventBatch`
-  batches. It takes the samples a capture shows at its vantage point:
+  batches (run by the compiled core: ``src/rtt_sampler.rs``). It takes the samples a capture shows at its vantage point:
 
   - *data/ACK pairs* (tcptrace's rule, with Karn's algorithm, RFC 6298 section 3): a first
     transmission is timed by the first ACK after it whose cumulative value covers its end, when
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcpsack_analyze.events import EventBatch, Placement
-from tcpsack_analyze.seqspace import signed_diff
+from tcpsack_analyze import _core
+from tcpsack_analyze.events import EventBatch
 from tcpsack_analyze.stats import SampleBag
 
 ALPHA = 0.125  # RFC 6298 section 2.3
@@ -81,116 +81,36 @@ class RttResult:
     ts_samples: SampleBag
 
 
-_NOTHING = np.empty(0, np.int64)
-_NOTHING.flags.writeable = False
-
-
 class RttSampler:
-    """Takes RTT samples from one direction's events (module docstring)."""
+    """Takes RTT samples from one direction's events (module docstring); the rules run in the
+    compiled core (``src/rtt_sampler.rs``), which also samples every connection of a capture
+    (``flowcore.py``). This is its face for event streams made in Python (``replay``, tests)."""
 
     def __init__(self) -> None:
-        # first transmissions awaiting their ACK: end, send time, resends before it, record number
-        # (empty columns are one shared read-only array: they are replaced, never written to)
-        self._pend_end = self._pend_ts = self._pend_rx = self._pend_order = _NOTHING
-        self._rexmits = 0  # resends so far (Karn's rule)
-        self._rexmit_orders = _NOTHING  # record numbers of resends still relevant
-        self._tsval_keys = self._tsval_ts = _NOTHING  # TSvals of first transmissions and their times
-        self._snd_una: int | None = None
-        self.samples = SampleBag()
-        self.ts_samples = SampleBag()
+        self._core = _core.RttSampler()
 
     def feed(self, ev: EventBatch) -> tuple[np.ndarray, np.ndarray] | None:
         """Account one batch; returns its data/ACK samples as (ACK times, samples), by time."""
-        data = ev.is_data
-        rexmit = data & (ev.placement == Placement.REXMIT)
-        first_tx = data & ~rexmit
-        if rexmit.any():
-            self._rexmit_orders = np.concatenate([self._rexmit_orders, ev.index[rexmit]])
-        rx_cum = self._rexmits + np.cumsum(rexmit)
-        if rexmit.any():
-            self._rexmits = int(rx_cum[-1])
-        if first_tx.any():
-            self._pend_end = np.concatenate([self._pend_end, ev.end[first_tx]])
-            self._pend_ts = np.concatenate([self._pend_ts, ev.time_ns[first_tx]])
-            self._pend_rx = np.concatenate([self._pend_rx, rx_cum[first_tx]])
-            self._pend_order = np.concatenate([self._pend_order, ev.index[first_tx]])
-            tsv = ev.tsval[first_tx]
-            has = tsv >= 0
-            if has.any():
-                self._tsval_keys = np.concatenate([self._tsval_keys, tsv[has]])
-                self._tsval_ts = np.concatenate([self._tsval_ts, ev.time_ns[first_tx][has]])
-        acks = ev.is_ack
-        if not acks.any():
-            return None
-        order, ack, at, tsecr = ev.index[acks], ev.ack[acks], ev.time_ns[acks], ev.tsecr[acks]
-        prev_una = self._snd_una
-        cum = np.maximum.accumulate(ack)
-        if prev_una is not None:
-            cum = np.maximum(cum, prev_una)
-        self._snd_una = int(cum[-1])
-        self._timestamps(at, ack, cum, tsecr, prev_una)
-        return self._pairs(order, ack, at)
+        return self._core.feed(ev.kind, ev.time_ns, ev.index, ev.placement, ev.end, ev.tsval, ev.ack, ev.tsecr)
 
-    def _timestamps(self, at: np.ndarray, ack: np.ndarray, cum: np.ndarray, tsecr: np.ndarray, prev_una: int | None) -> None:
-        """RFC 7323 section 4.3: an ACK that advances snd_una echoes the TSval of the data it
-        acknowledges."""
-        if not self._tsval_keys.size:
-            return
-        adv = np.empty(ack.size, dtype=bool)
-        adv[0] = prev_una is None or ack[0] > prev_una
-        adv[1:] = cum[1:] > cum[:-1]
-        adv &= tsecr >= 0
-        if not adv.any():
-            return
-        keys, first = np.unique(self._tsval_keys, return_index=True)
-        pos = np.minimum(np.searchsorted(keys, tsecr[adv]), keys.size - 1)
-        hit = keys[pos] == tsecr[adv]
-        samples = at[adv][hit] - self._tsval_ts[first[pos[hit]]]
-        samples = samples[samples >= 0]
-        if samples.size:
-            self.ts_samples.add(samples)
-        # keep only what a later ACK can still echo (TSvals compare modulo 2**32)
-        keep = signed_diff(self._tsval_keys, int(tsecr[adv].max())) >= 0
-        self._tsval_keys = self._tsval_keys[keep]
-        self._tsval_ts = self._tsval_ts[keep]
+    @property
+    def samples(self) -> SampleBag:
+        """Every data/ACK sample so far (ns)."""
+        return _bag(self._core.samples())
 
-    def _pairs(self, order: np.ndarray, abs_acks: np.ndarray, ack_ts: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """Data/ACK pairs (tcptrace's rule with Karn's algorithm, module docstring)."""
-        if self._pend_end.size == 0:
-            return None
-        out = None
-        cum = np.maximum.accumulate(abs_acks)
-        # first ACK (in capture order, after the segment) whose cumulative value covers its end
-        k = np.maximum(np.searchsorted(cum, self._pend_end, side="left"), np.searchsorted(order, self._pend_order, side="right"))
-        done = k < cum.size
-        if done.any():
-            kd = k[done]
-            exact = abs_acks[kd] == self._pend_end[done]
-            rx_at_ack = self._rexmits - np.searchsorted(np.sort(-self._rexmit_orders), -order[kd], side="left")
-            clean = exact & (rx_at_ack == self._pend_rx[done])
-            samples = ack_ts[kd][clean] - self._pend_ts[done][clean]
-            at = ack_ts[kd][clean]
-            ok = samples >= 0
-            samples = samples[ok]
-            if samples.size:
-                self.samples.add(samples)
-                by_time = np.argsort(at[ok], kind="stable")
-                out = (at[ok][by_time], samples[by_time])
-        keep = ~done
-        if keep.any():
-            self._pend_end = self._pend_end[keep]
-            self._pend_ts = self._pend_ts[keep]
-            self._pend_rx = self._pend_rx[keep]
-            self._pend_order = self._pend_order[keep]
-        else:  # every one acknowledged: the shared empty column, not four empty arrays
-            self._pend_end = self._pend_ts = self._pend_rx = self._pend_order = _NOTHING
-        oldest = self._pend_order.min() if self._pend_order.size else order[-1]
-        relevant = self._rexmit_orders > oldest
-        self._rexmit_orders = self._rexmit_orders[relevant] if relevant.any() else _NOTHING
-        return out
+    @property
+    def ts_samples(self) -> SampleBag:
+        """Every timestamp sample so far (ns)."""
+        return _bag(self._core.ts_samples())
 
     def finish(self) -> RttResult:
         return RttResult(self.samples, self.ts_samples)
+
+
+def _bag(samples: np.ndarray) -> SampleBag:
+    bag = SampleBag()
+    bag.add(samples)
+    return bag
 
 
 __all__ = ["Rfc6298", "RttResult", "RttSampler"]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from flow_reference import reference_run
 from golden_outputs import ROOT, captures
+from test_lifecycle import superseded_after_a_reset
 
 from tcpsack_analyze.errors import CaptureError
 from tcpsack_analyze.events import EventBatch
@@ -79,7 +80,7 @@ def differences(path: Path, chunk: int) -> list[str]:
             out.append(f"RTT samples of {key}")
     for cid, (ref, samplers) in sorted(ref_results.items()):
         got = results[cid]
-        out += [f"conn {cid} {name}: {getattr(ref, name)} != {getattr(got, name)}" for name in IDENTITY if getattr(ref, name) != getattr(got, name)]
+        out += [f"conn {cid} {name}: {ref[name]} != {getattr(got, name)}" for name in IDENTITY if ref[name] != getattr(got, name)]
         for d, sampler in enumerate(samplers):
             for bag in ("samples", "ts_samples"):
                 if sorted(getattr(sampler, bag).array().tolist()) != sorted(getattr(got.rtt[d], bag).array().tolist()):
@@ -91,6 +92,13 @@ def differences(path: Path, chunk: int) -> list[str]:
 @pytest.mark.parametrize("path", captures(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_core_flow_stage_equals_the_reference(path: Path, chunk: int) -> None:
     assert differences(path, chunk) == []
+
+
+def test_core_flow_table_equals_the_fixed_reference_when_a_reset_connection_is_superseded(tmp_path: Path) -> None:
+    """The reference finished such a connection twice (KeyError) until fixed as the core does."""
+    path = Path(superseded_after_a_reset(tmp_path / "reset.pcap"))
+    for chunk in (40, 1 << 16):
+        assert differences(path, chunk) == []
 
 
 @pytest.mark.parametrize(("shape", "extra"), [("web", []), ("scan", ["--answered", "0.3"])])

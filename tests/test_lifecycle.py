@@ -1,4 +1,4 @@
-"""Connections are finished while the capture is read (flows.py, "the connection-finished event").
+"""Connections are finished while the capture is read (src/flow/table.rs, "the connection-finished event").
 
 Issue 16: memory bounded by the live connections. These pin the rule (which packet after an
 ended connection starts the next epoch), that it does not depend on where batches end, that the
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tcpbuild import Conversation
+from tcpbuild import A, Conversation
 
-from tcpsack_analyze import analysis, flows
+from tcpsack_analyze import flowcore
 from tcpsack_analyze.analysis import analyze, stream_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -62,6 +62,31 @@ def test_unanswered_syns_backing_off_stay_one_attempt(tmp_path: Path) -> None:
     assert conn.a2b.syn_count == 7 and conn.a2b.syn_rexmits == 6
 
 
+def superseded_after_a_reset(path: Path) -> str:
+    """A reset attempt, silent past the close delay (another flow's packet at 6 s makes the
+    pipeline look: it waits for the abort delay), superseded at 10 s by a new attempt of its
+    flow, then 400 s of the new one: the reset one must be finished once."""
+    conv = Conversation()
+    conv.send("a", 0.0, 0, None, "S")
+    conv.send("b", 0.001, 0, 1, "RA")
+    conv.ep["a"] = ("10.9.9.9", 4444)
+    conv.send("a", 6.0, 0, None, "A", 10)
+    conv.ep["a"] = A
+    conv.send("a", 10.0, 77777, None, "S")
+    for k in range(40):
+        conv.send("b", 20.0 + 10 * k, 0, None, "A", 10)
+    return conv.write(path)
+
+
+@pytest.mark.parametrize("chunk", [40, 1 << 24])
+def test_a_reset_connection_superseded_while_it_waits_is_finished_once(tmp_path: Path, chunk: int) -> None:
+    """The Python flow table finished it twice (KeyError in _retire, a traceback) when a chunk
+    ended between the 6 s packet and the new attempt; the core finishes it once."""
+    conns = analyze(superseded_after_a_reset(tmp_path / "reset.pcap"), chunk_bytes=chunk).connections
+    got = [(c.epoch, c.state, c.a2b.total_packets + c.b2a.total_packets) for c in conns]
+    assert got == [(0, "reset", 2), (0, "no SYN seen", 1), (1, "open at end of capture", 41)]
+
+
 def _web(tmp_path: Path, n: int, interval_us: int) -> str:
     path = tmp_path / f"web{n}_{interval_us}.pcap"
     gen_many_flows.write_pcap(path, gen_many_flows.web(n, interval_us, np.random.default_rng(1)))
@@ -75,8 +100,7 @@ def test_finishing_does_not_depend_on_where_batches_end(tmp_path: Path) -> None:
         assert asdict(analyze(path, chunk_bytes=chunk).report) == whole
 
 
-def test_epochs_are_numbered_on_after_their_flow_was_retired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(flows._Retired, "MERGE", 2)  # retired flows move into the sorted arrays at once
+def test_epochs_are_numbered_on_after_their_flow_was_retired(tmp_path: Path) -> None:
     conv = Conversation()
     t = 0.0
     for k in range(4):  # the same endpoints, a new connection every 10 s, each closed
@@ -86,42 +110,31 @@ def test_epochs_are_numbered_on_after_their_flow_was_retired(tmp_path: Path, mon
     assert [(c.id, c.epoch, c.state) for c in conns] == [(k, k, "complete") for k in range(4)]
 
 
-def test_retired_flows_are_found_among_many() -> None:
-    retired = flows._Retired()
-    keys = [(i << 16).to_bytes(40, "big") for i in range(0, 3000, 3)]  # trailing zero bytes: compared as 40 bytes
-    for k, key in enumerate(keys):
-        retired.put(key, k % 5 + 1)
-        if k == 500:
-            retired._merge()
-    retired._merge()
-    asked = [keys[10], (1 << 16).to_bytes(40, "big"), keys[700], (30 << 8).to_bytes(40, "big")]
-    assert retired.take(asked) == [10 % 5 + 1, 0, 700 % 5 + 1, 0]
-    retired.put(keys[10], 9)  # its flow finished again: the newer count wins
-    assert retired.take([keys[10]]) == [9]
+def _peak_and_live(path: str) -> tuple[int, int, int, int]:
+    """(traced peak bytes, most connections live at once, connections, most bytes the core's
+    working state held) of streaming ``path``'s report. tracemalloc sees Python's allocations;
+    the core (flow table, flow stage, RTT samplers) says what it holds."""
+    most = held = 0
+    make = flowcore.CoreFlows.chunks
 
-
-def _peak_and_live(path: str) -> tuple[int, int, int]:
-    """(traced peak bytes, most connections live at once, connections) of streaming ``path``'s report."""
-    most = 0
-    make = analysis._Pipeline.batches
-
-    def counting(self: analysis._Pipeline):  # type: ignore[no-untyped-def]
-        nonlocal most
+    def counting(self: flowcore.CoreFlows):  # type: ignore[no-untyped-def]
+        nonlocal most, held
         for item in make(self):
-            most = max(most, len(self.table.live))
+            most = max(most, self.core.live)
+            held = max(held, self.core.held_bytes())
             yield item
 
     tracemalloc.start()
     try:
-        analysis._Pipeline.batches = counting  # type: ignore[method-assign]
+        flowcore.CoreFlows.chunks = counting  # type: ignore[method-assign]
         stream = stream_report(path, chunk_bytes=20_000)
         n = sum(1 for _ in stream)
         assert stream.capture.tcp_packets == 10 * n
         peak = tracemalloc.get_traced_memory()[1]
     finally:
-        analysis._Pipeline.batches = make  # type: ignore[method-assign]
+        flowcore.CoreFlows.chunks = make  # type: ignore[method-assign]
         tracemalloc.stop()
-    return peak, most, n
+    return peak, most, n, held
 
 
 def test_memory_does_not_grow_with_finished_connections(tmp_path: Path) -> None:
@@ -135,3 +148,5 @@ def test_memory_does_not_grow_with_finished_connections(tmp_path: Path) -> None:
     # what a finished connection leaves behind: its flow's epoch count, a count for the totals
     per_finished = (long[0] - short[0]) / (long[2] - short[2])
     assert per_finished < 1_000, (short, long, per_finished)
+    core_per_finished = (long[3] - short[3]) / (long[2] - short[2])  # the core: a retired flow's epoch count
+    assert core_per_finished < 200, (short, long, core_per_finished)

@@ -4,8 +4,8 @@ Issue 2 asks for memory that grows with the live connections, not with the file;
 measures peak RSS (benchmarks/README.md), this pins the causes on synthetic captures
 (benchmarks/gen_synthetic.py) four times longer than each other:
 
-- loss-free: every array a connection holds (its directions with their RTT samples, loss
-  trackers and RTT timing) stays about the same size;
+- loss-free: every array a connection holds (its directions with their RTT samples in the core,
+  ``FlowPipeline.held_bytes``, and its loss trackers and RTT timing) stays about the same size;
 - with 1% loss: the loss records a tracker keeps as objects stay about as many (they move into
   column tables, which grow by design, a few hundred bytes per resend).
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcpsack_analyze.connection import Connection
-from tcpsack_analyze.flows import FlowTable
+from tcpsack_analyze.analysis import _Pipeline
 from tcpsack_analyze.loss import tracker as tracker_mod
-from tcpsack_analyze.reader import ReadStatus, read_capture
+from tcpsack_analyze.loss.tracker import LossTracker
+from tcpsack_analyze.reader import ReadStatus
 from tcpsack_analyze.stats import SampleBag
 
 GENERATOR = Path(__file__).resolve().parent.parent / "benchmarks" / "gen_synthetic.py"
@@ -41,14 +41,26 @@ def _array_bytes(obj: object) -> int:
     return total
 
 
-def _read(path: Path) -> tuple[FlowTable, int]:
-    table = FlowTable(Connection)
-    packets = 0
-    for batch in read_capture(str(path), ReadStatus(str(path)), None, 256 << 10):
-        packets += len(batch)
-        for conn, rows in table.split(batch):
-            conn.consume(batch, rows)  # type: ignore[attr-defined]
-    return table, packets
+class Read:
+    """A capture read through the pipeline up to its end, its connections still live: the loss
+    trackers (Python), the bytes the core's working state holds (flow table, flow stage, RTT
+    samplers), and, once finished, the RTT samples each kept."""
+
+    def __init__(self, path: Path, first_merge: int | None = None) -> None:
+        pipe = _Pipeline(str(path), ReadStatus(str(path)), None, 256 << 10, 60.0, (1e9, 1e9))  # none finished early
+        if first_merge is not None:
+            pipe.flows.core.set_first_merge(first_merge)
+        self.packets = self.core_bytes = self.rtt_samples = 0
+        self.trackers: list[LossTracker] = []
+        for chunk in pipe.flows.chunks():
+            for t in chunk.touched:
+                pipe._feed(t)
+            if chunk.batch is not None:
+                self.packets += len(chunk.batch)
+                self.core_bytes = pipe.flows.core.held_bytes()
+            else:  # the end: what was live before it, then the finished results
+                self.trackers = [t for pair in pipe._loss.values() for t in pair]
+                self.rtt_samples = sum(len(r.samples) for f in chunk.finished for r in f.rtt)
 
 
 def _capture(tmp: Path, packets: int, loss: float) -> Path:
@@ -65,16 +77,12 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[float, list[Path]
 
 
 def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(SampleBag, "FIRST_MERGE", 256)  # the real threshold needs longer captures
+    monkeypatch.setattr(SampleBag, "FIRST_MERGE", 256)  # the real threshold needs longer captures (so in the core)
     out = []
     for path in captures[0.0]:
-        table, packets = _read(path)
-        held = samples = 0
-        for conn in table.live:
-            for part in (conn, *conn.dirs, *conn.loss, *(t.timing for t in conn.loss)):  # type: ignore[attr-defined]
-                held += _array_bytes(part)
-            samples += sum(len(d.rtt.samples) for d in conn.dirs)  # type: ignore[attr-defined]
-        out.append((held, packets, samples))
+        read = Read(path, first_merge=256)
+        held = read.core_bytes + sum(_array_bytes(part) for t in read.trackers for part in (t, t.timing))
+        out.append((held, read.packets, read.rtt_samples))
     (short, n_short, rtt_short), (long, n_long, rtt_long) = out
     assert n_long > 3.5 * n_short
     assert rtt_long > 3 * rtt_short  # four times the RTT samples, in about the same memory
@@ -89,8 +97,7 @@ def test_loss_records_move_out_of_objects(captures: dict[float, list[Path]], mon
     monkeypatch.setattr(tracker_mod, "DSACK_MIN_HORIZON_NS", 0)
     out = []
     for path in captures[0.01]:
-        table, _ = _read(path)
-        trackers = [t for conn in table.live for t in conn.loss]  # type: ignore[attr-defined]
+        trackers = Read(path).trackers
         live = sum(len(t.recent) + len(t.segs) + len(t.episodes) for t in trackers)
         moved = sum(len(t._rx_table) for t in trackers)
         out.append((live, moved))

@@ -63,16 +63,17 @@ def test_loss_records_do_not_depend_on_batch_size(path: Path) -> None:
 
 def test_records_move_before_the_end() -> None:
     """On a capture much longer than the D-SACK horizon, records leave the objects while reading."""
-    from tcpsack_analyze.connection import Connection
-    from tcpsack_analyze.flows import FlowTable
-    from tcpsack_analyze.reader import ReadStatus, read_capture
+    from tcpsack_analyze.analysis import _Pipeline
+    from tcpsack_analyze.reader import ReadStatus
 
     path = str(LAB / "thin_300" / "sender.pcap")
-    table = FlowTable(Connection)
-    for batch in read_capture(path, ReadStatus(path), None, 20_000):
-        for conn, rows in table.split(batch):
-            conn.consume(batch, rows)  # type: ignore[attr-defined]
-    trackers = [t for conn in table.live for t in conn.loss]  # type: ignore[attr-defined]
+    pipe = _Pipeline(path, ReadStatus(path), None, 20_000, 60.0)
+    for chunk in pipe.flows.chunks():
+        if chunk.batch is None:  # the end: the trackers as they were before it
+            break
+        for t in chunk.touched:
+            pipe._feed(t)
+    trackers = [t for pair in pipe._loss.values() for t in pair]
     moved = sum(len(t._rx_table) for t in trackers)
     live = sum(len(t.recent) for t in trackers)
     assert moved > 10 * max(live, 1), (moved, live)

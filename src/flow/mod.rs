@@ -77,3 +77,6 @@ impl Batch<'_> {
         self.flags[i] as u16 & f != 0
     }
 }
+
+#[cfg(test)]
+pub(crate) mod testkit;

@@ -12,7 +12,7 @@ use super::stage::Connection;
 use super::table::{Delays, FlowTable, Handle};
 use super::Batch;
 use crate::events::{Event, StreamFacts};
-use crate::rtt_sampler::RttSampler;
+use crate::rtt_sampler::{RttSampler, SampleBag};
 
 /// The stages behind the event boundary that the core runs, per direction of a connection.
 #[derive(Clone, Debug, Default)]
@@ -177,7 +177,7 @@ impl ConnResult {
             hs_ack_ns: c.hs_ack_ts,
             window_scale_in_use: c.window_scale_in_use(),
             counts,
-            rtt: [(r0.samples, r0.ts_samples), (r1.samples, r1.ts_samples)],
+            rtt: [(r0.samples.to_vec(), r0.ts_samples.to_vec()), (r1.samples.to_vec(), r1.ts_samples.to_vec())],
         }
     }
 }
@@ -200,16 +200,30 @@ pub struct Pipeline {
     /// run the stages behind the boundary (else the flow stage alone: events)
     run_stages: bool,
     numbered: i64,
+    first_merge: usize,
 }
 
 impl Pipeline {
     pub fn new(delays: Delays, run_stages: bool) -> Pipeline {
-        Pipeline { table: FlowTable::new(delays), stages: Vec::new(), run_stages, numbered: 0 }
+        Pipeline { table: FlowTable::new(delays), stages: Vec::new(), run_stages, numbered: 0, first_merge: SampleBag::FIRST_MERGE }
+    }
+
+    /// Where the RTT sample bags of connections created from now on first merge their samples
+    /// (`SampleBag::FIRST_MERGE`; the memory-bound tests use small captures).
+    pub fn set_first_merge(&mut self, n: usize) {
+        self.first_merge = n;
     }
 
     /// How many connections are live.
     pub fn live(&self) -> usize {
         self.table.live()
+    }
+
+    /// Bytes the live connections' working state holds (the flow stage's and the RTT
+    /// samplers'), for the memory-bound tests: it follows the live connections, not the capture.
+    pub fn held_bytes(&self) -> usize {
+        let stages: usize = self.stages.iter().flatten().map(|s| s.rtt.iter().map(RttSampler::heap_bytes).sum::<usize>()).sum();
+        self.table.held_bytes() + stages + size_of::<Option<Stages>>() * self.stages.capacity()
     }
 
     /// Run one chunk. `backwards`: the record numbers (sorted) the analysis clock counted as
@@ -219,7 +233,7 @@ impl Pipeline {
         let mut touched: Vec<(Handle, Touched)> = Vec::new();
         let mut row_handle = vec![0usize; n];
         let mut row_dir = vec![0i8; n];
-        let (stages, run_stages) = (&mut self.stages, self.run_stages);
+        let (stages, run_stages, first_merge) = (&mut self.stages, self.run_stages, self.first_merge);
         self.table.split(b, |table, h, rows| {
             let conn = table.conn_mut(h);
             if !backwards.is_empty() {
@@ -237,7 +251,7 @@ impl Pipeline {
                 if stages.len() <= h {
                     stages.resize_with(h + 1, || None);
                 }
-                let st = stages[h].get_or_insert_with(Stages::default);
+                let st = stages[h].get_or_insert_with(|| Stages { rtt: [0, 1].map(|_| RttSampler::with_first_merge(first_merge)) });
                 // the stages behind the event boundary, per direction (the loss tracker plugs in here)
                 for d in 0..2 {
                     rtt[d] = st.rtt[d].feed(&events[d]);

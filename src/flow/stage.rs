@@ -174,6 +174,11 @@ impl Connection {
         }
     }
 
+    /// Bytes of heap its state holds.
+    pub fn heap_bytes(&self) -> usize {
+        self.dirs.iter().map(|d| 16 * d.holes.len() + 8 * d.syn_windows.capacity()).sum()
+    }
+
     /// A SYN-ACK was seen (the handshake got past its first step).
     pub fn answered(&self) -> bool {
         self.synack_ts.is_some() || (self.dirs[0].syn_seen && self.dirs[1].syn_seen)
@@ -688,4 +693,71 @@ fn events(b: &Batch, v: &View, d: usize) -> Vec<Event> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::testkit::{Kit, Pkt};
+
+    fn run(pkts: &[Pkt]) -> (Connection, [Vec<Event>; 2]) {
+        let kit = Kit::new(0, pkts);
+        let b = kit.batch();
+        let mut c = Connection::new(0, &b, 0, 0);
+        let rows: Vec<usize> = (0..pkts.len()).collect();
+        let ev = c.consume(&b, &rows);
+        (c, ev)
+    }
+
+    #[test]
+    fn placement_and_counters_of_a_loss_and_its_repair() {
+        let mut p = vec![Pkt::new(0, 1, 0, SYN, 999, 0, 0), Pkt::new(1, 0, 10, SYN | ACK, 4999, 1000, 0), Pkt::ack(0, 1, 20, 1000, 5000)];
+        for k in 0..4 {
+            p.push(Pkt::new(0, 1, 21 + k, ACK, 1000 + 100 * k, 5000, 100)); // 1..401 relative
+        }
+        p.push(Pkt::ack(1, 0, 31, 5000, 1100));
+        p.push(Pkt::ack(1, 0, 32, 5000, 1100).with_sack(&[(1200, 1300)])); // 101..201 lost
+        p.push(Pkt::ack(1, 0, 33, 5000, 1100).with_sack(&[(1200, 1400)]));
+        p.push(Pkt::ack(1, 0, 34, 5000, 1100).with_sack(&[(1200, 1400)]));
+        p.push(Pkt::new(0, 1, 35, ACK, 1100, 5000, 100)); // the retransmission
+        p.push(Pkt::ack(1, 0, 45, 5000, 1400));
+        p.push(Pkt::ack(1, 0, 46, 5000, 1400).with_sack(&[(1100, 1200)])); // a D-SACK
+        let (c, [a2b, _]) = run(&p);
+        let sends: Vec<(i64, i64, Placement)> = a2b.iter().filter(|e| e.is_send()).map(|e| (e.start, e.end, e.placement)).collect();
+        assert_eq!(sends[0], (1, 1, Placement::None)); // the SYN: no payload, after its own number
+        assert_eq!(
+            &sends[1..],
+            &[(1, 101, Placement::New), (101, 201, Placement::New), (201, 301, Placement::New), (301, 401, Placement::New), (101, 201, Placement::Rexmit)]
+        );
+        let acks: Vec<&Event> = a2b.iter().filter(|e| e.is_ack()).collect();
+        assert_eq!(
+            acks.iter().map(|e| (e.ack, e.dup, e.dsack)).collect::<Vec<_>>()[1..],
+            [(101, false, false), (101, true, false), (101, true, false), (101, true, false), (401, false, false), (401, false, true)]
+        );
+        assert_eq!(acks[2].blocks(), &[(201, 301)]);
+        let (a, b) = (&c.dirs[0], &c.dirs[1]);
+        assert_eq!((a.unique_bytes, a.rexmit_packets, a.rexmit_bytes, a.data_packets, a.snd_max), (400, 1, 100, 5, 401));
+        assert_eq!((b.dupacks, b.triple_dupacks, b.sack_packets, b.dsack_packets, b.max_sack_blocks), (3, 1, 4, 1, 1));
+        assert_eq!(
+            (a.snd_una, c.state(), c.syn_ts, c.synack_ts, c.hs_ack_ts),
+            (Some(401), "open at end of capture", Some(0), Some(10_000_000), Some(20_000_000))
+        );
+        assert_eq!(c.facts(0).turnaround_ns, Some(10_000_000));
+    }
+
+    #[test]
+    fn a_segment_past_a_gap_and_the_fill() {
+        let p = [
+            Pkt::new(0, 1, 0, ACK, 1, 9, 100),
+            Pkt::new(0, 1, 1, ACK, 201, 9, 100), // past a gap of 101..201
+            Pkt::new(0, 1, 2, ACK, 101, 9, 100), // fills it: out of order, not a retransmission
+            Pkt::new(0, 1, 3, ACK, 51, 9, 100),  // overlaps bytes seen: 100 of them
+        ];
+        let (c, [a2b, _]) = run(&p);
+        let placed: Vec<Placement> = a2b.iter().map(|e| e.placement).collect();
+        assert_eq!(placed, vec![Placement::New, Placement::Gap, Placement::Fill, Placement::Rexmit]);
+        let a = &c.dirs[0];
+        assert_eq!((a.unique_bytes, a.out_of_order, a.rexmit_bytes), (300, 1, 100));
+        assert_eq!(c.state(), "no SYN seen");
+    }
 }

@@ -111,6 +111,17 @@ impl FlowTable {
         &mut self.slots[h].as_mut().expect("a live connection").conn
     }
 
+    /// Bytes of the table and its live connections' state.
+    pub fn held_bytes(&self) -> usize {
+        let conns: usize = self.slots.iter().flatten().map(|s| s.conn.heap_bytes()).sum();
+        let key = size_of::<FlowKey>();
+        conns
+            + size_of::<Option<Slot>>() * self.slots.capacity()
+            + (key + size_of::<Flow>() + 1) * self.flows.capacity()
+            + (key + 4 + 1) * self.retired.capacity()
+            + 16 * (self.queue.capacity() + self.aborted.capacity())
+    }
+
     /// How many connections are live.
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
@@ -329,5 +340,72 @@ impl FlowTable {
             }
         }
         slot.conn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::testkit::{Kit, Pkt};
+
+    fn table() -> FlowTable {
+        FlowTable::new(Delays::from_s(60.0, 5.0, 240.0))
+    }
+
+    fn feed(t: &mut FlowTable, kit: &Kit) -> Vec<(i64, Vec<usize>)> {
+        let mut parts = Vec::new();
+        t.split(&kit.batch(), |table, h, rows| {
+            table.conn_mut(h).consume(&kit.batch(), rows);
+            parts.push((table.conn(h).epoch, rows.to_vec()));
+        });
+        parts
+    }
+
+    /// Handshake, FIN each way, last ACK between endpoints 0 and `peer`, from `t` ms.
+    fn closed(peer: usize, t: i64, isn: i64) -> Vec<Pkt> {
+        use crate::events::flags::{FIN, SYN};
+        vec![
+            Pkt::new(0, peer, t, SYN, isn, 0, 0),
+            Pkt::new(peer, 0, t + 1, SYN | ACK, 7000, isn + 1, 0),
+            Pkt::ack(0, peer, t + 2, isn + 1, 7001),
+            Pkt::new(0, peer, t + 3, FIN | ACK, isn + 1, 7001, 0),
+            Pkt::new(peer, 0, t + 4, FIN | ACK, 7001, isn + 2, 0),
+            Pkt::ack(0, peer, t + 5, isn + 2, 7002),
+        ]
+    }
+
+    #[test]
+    fn closed_connections_finish_after_the_close_delay_and_their_flows_count_on() {
+        let mut t = table();
+        let pkts: Vec<Pkt> = (1..200).flat_map(|p| closed(p, 0, 100 * p as i64)).collect();
+        feed(&mut t, &Kit::new(0, &pkts));
+        assert_eq!(t.live(), 199);
+        assert!(t.expire(5_000_000_000).is_empty()); // silent for exactly the delay: not yet
+        assert_eq!(t.expire(5_006_000_000).len(), 199);
+        assert_eq!((t.live(), t.flows.len(), t.retired.len()), (0, 0, 199));
+        // the same endpoints again, twice: epochs 1 and 2 of flows retired with a count of 1
+        let again: Vec<Pkt> = [7, 150].iter().flat_map(|&p| closed(p, 10_000, 5)).collect();
+        assert_eq!(feed(&mut t, &Kit::new(2000, &again)).iter().map(|p| p.0).collect::<Vec<_>>(), vec![1, 1]);
+        assert_eq!(t.expire(16_000_000_000).len(), 2);
+        let third = closed(7, 20_000, 9);
+        assert_eq!(feed(&mut t, &Kit::new(3000, &third))[0].0, 2);
+        assert_eq!(t.retired.get(&flow_key(&Kit::new(0, &closed(150, 0, 1)).batch(), 0)), Some(&2));
+    }
+
+    #[test]
+    fn a_new_syn_after_a_reset_starts_the_next_epoch_and_the_old_one_is_finished_once() {
+        use crate::events::flags::{RST, SYN};
+        let mut t = table();
+        let first = [Pkt::new(0, 1, 0, SYN, 100, 0, 0), Pkt::new(1, 0, 1, RST | ACK, 0, 101, 0)];
+        feed(&mut t, &Kit::new(0, &first));
+        assert!(t.expire(10_000).is_empty());
+        assert!(t.expire(6_000_000_000).is_empty()); // reset: waits for the abort delay
+                                                     // a new attempt 100 s later supersedes it before the abort delay passed
+        let parts = feed(&mut t, &Kit::new(2, &[Pkt::new(0, 1, 100_000, SYN, 900, 0, 0)]));
+        assert_eq!(parts[0].0, 1);
+        let done = t.expire(100_000_000_000);
+        assert_eq!(done.len(), 1); // the superseded one, once
+        assert_eq!(t.expire(400_000_000_000).len(), 1); // then the attempt, after its abort delay
+        assert_eq!(t.live(), 0);
     }
 }
