@@ -53,6 +53,18 @@ impl FlowPipeline {
         self.inner.live()
     }
 
+    /// Hand on only the events of the connections ``ids`` from now on (None: every one's).
+    #[pyo3(signature = (ids=None))]
+    fn set_events_for(&mut self, ids: Option<Vec<i64>>) {
+        self.inner.set_events_for(ids.map(|v| v.into_iter().collect()));
+    }
+
+    /// How many connections were numbered so far.
+    #[getter]
+    fn connections(&self) -> i64 {
+        self.inner.connections()
+    }
+
     /// Where the RTT sample bags of connections created from now on first merge (tests).
     fn set_first_merge(&mut self, n: usize) {
         self.inner.set_first_merge(n);

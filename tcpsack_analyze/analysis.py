@@ -348,9 +348,7 @@ def stream_events(
         beyond = until_ns is not None and len(chunk.batch) > 0 and int(chunk.batch.ts_ns.min()) > until_ns
         touched = chunk.touched
         del chunk
-        touched.reverse()
-        while touched:  # each batch's events are let go before the reader decodes the next
-            t = touched.pop()
+        for t in touched:  # each connection's events are let go before the next's are made
             if facts is not None:
                 facts[t.id] = t.facts
             yield t.id, t.events
@@ -377,13 +375,10 @@ def events_of(
     when nothing could be read and :class:`KeyError` when the capture has no such connection.
     """
     want = Dir.parse(direction)
-    parts: list[EventBatch] = []
-    seen = 0
-    for cid, events in stream_events(path, filter, reuse_silence_s=reuse_silence_s, close_delay_s=close_delay_s,
-                                  abort_delay_s=abort_delay_s, chunk_bytes=chunk_bytes):
-        seen = max(seen, cid + 1)
-        if cid == conn:
-            parts.append(events[want])
+    flows = CoreFlows(path, ReadStatus(path), filter, chunk_bytes, reuse_silence_s, (close_delay_s, abort_delay_s), stages=False)
+    flows.core.set_events_for([conn])  # the others' events stay in the core
+    parts = [t.events[want] for chunk in flows.chunks() for t in chunk.touched]
+    seen = flows.core.connections
     if not 0 <= conn < seen:
         raise KeyError(f"{path}: no connection {conn} (the capture has {seen})")
     return EventBatch.concat(parts)

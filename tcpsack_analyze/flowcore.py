@@ -75,7 +75,7 @@ class Chunk:
     """What one chunk of the capture gave (``batch`` None at the end of the capture)."""
 
     batch: PacketBatch | None
-    touched: list[Touched]
+    touched: Iterator[Touched]  # made one at a time from the core's columns, so that each can go once used
     finished: list[Finished]
     row_conn: np.ndarray  # connection id of each packet of the batch
     row_dir: np.ndarray  # and its direction (events.Dir value)
@@ -98,24 +98,23 @@ class CoreFlows:
         for batch in read_capture(self.path, self.status, self.bpf, self.chunk_bytes):
             self.tcp_packets += len(batch)
             out = self.core.feed(batch, clock.marks())
-            yield Chunk(batch, touched(out["touched"]), finished(out["finished"]), out["row_conn"], out["row_dir"])
+            yield Chunk(batch, touched(out.pop("touched")), finished(out["finished"]), out["row_conn"], out["row_dir"])
             del batch, out  # see read_capture: freed before the next chunk is decoded
         empty = np.empty(0, np.int64)
-        yield Chunk(None, [], finished(self.core.finish()), empty, empty)
+        yield Chunk(None, iter(()), finished(self.core.finish()), empty, empty)
 
 
 def _opt(v: int) -> int | None:
     return None if v == _NONE else v
 
 
-def touched(cols: dict[str, Any]) -> list[Touched]:
-    """The touched connections of a chunk from the core's columns."""
+def touched(cols: dict[str, Any]) -> Iterator[Touched]:
+    """The touched connections of a chunk from the core's columns, one at a time."""
     ev_off, sack_off, rtt_off = cols["ev_off"].tolist(), cols["sack_off"].tolist(), cols["rtt_off"].tolist()
     mss, anchor = cols["mss"].tolist(), cols["seq_anchor"].tolist()
     turn, rturn = cols["turnaround_ns"].tolist(), cols["receiver_turnaround_ns"].tolist()
     event_cols = {c: cols[c] for c in _EVENT_COLUMNS}
     sack, at, sample = cols["sack"], cols["rtt_at"], cols["rtt_sample"]
-    out = []
     for t, (cid, now) in enumerate(zip(cols["conn"].tolist(), cols["now"].tolist())):
         evs = []
         rtts: list[tuple[np.ndarray, np.ndarray] | None] = []
@@ -126,8 +125,7 @@ def touched(cols: dict[str, Any]) -> list[Touched]:
             r0, r1 = rtt_off[k], rtt_off[k + 1]
             rtts.append((at[r0:r1], sample[r0:r1]) if r1 > r0 else None)
         facts = tuple(StreamFacts(mss[t][d], anchor[t][d], _opt(turn[t][d]), _opt(rturn[t][d])) for d in (0, 1))
-        out.append(Touched(cid, now, (evs[0], evs[1]), (facts[0], facts[1]), (rtts[0], rtts[1])))
-    return out
+        yield Touched(cid, now, (evs[0], evs[1]), (facts[0], facts[1]), (rtts[0], rtts[1]))
 
 
 def _counts(row: list[int]) -> DirectionCounts:

@@ -109,3 +109,20 @@ def test_core_flow_table_equals_the_reference_over_many_flows(tmp_path: Path, sh
         assert differences(path, chunk) == []
     _, _, results = core_run(path, 1 << 16)
     assert len(results) == 4000
+
+
+def test_events_of_one_connection_gets_only_its_events_across(tmp_path: Path) -> None:
+    """events_of asks the core for one connection's events (set_events_for): they equal that
+    connection's events of the full stream, and no other connection's cross into Python."""
+    from tcpsack_analyze.analysis import events_of, stream_events
+
+    path = tmp_path / "web.pcap"
+    gen_many_flows.main(["-o", str(path), "--shape", "web", "--connections", "50", "--interval", "200000"])
+    full: dict = {}
+    for cid, evs in stream_events(str(path), chunk_bytes=4096):
+        full.setdefault(cid, []).append(evs[1])
+    assert _event_difference(events_of(str(path), conn=17, direction="b2a", chunk_bytes=4096), EventBatch.concat(full[17])) is None
+    flows = CoreFlows(str(path), ReadStatus(str(path)), None, 4096, stages=False)
+    flows.core.set_events_for([17])
+    assert {t.id for chunk in flows.chunks() for t in chunk.touched} == {17}
+    assert flows.core.connections == 50

@@ -8,6 +8,8 @@
 //! rtt: &[(i64, i64)])`. [`Pipeline::feed`] is the one place where it plugs in: where the RTT
 //! sampler is fed below, a tracker per direction kept beside the samplers in [`Stages`].
 
+use std::collections::HashSet;
+
 use super::stage::Connection;
 use super::table::{Delays, FlowTable, Handle};
 use super::Batch;
@@ -185,7 +187,7 @@ impl ConnResult {
 /// What one chunk gave.
 #[derive(Clone, Debug, Default)]
 pub struct ChunkOut {
-    /// the connections the chunk touched, in the order the flow table met them
+    /// the connections the chunk touched (of those asked for), in the order the flow table met them
     pub touched: Vec<Touched>,
     /// the connections finished after it (all that were live, at the end of the capture)
     pub finished: Vec<ConnResult>,
@@ -201,17 +203,30 @@ pub struct Pipeline {
     run_stages: bool,
     numbered: i64,
     first_merge: usize,
+    /// hand on only these connections' events (None: every one's)
+    events_for: Option<HashSet<i64>>,
 }
 
 impl Pipeline {
     pub fn new(delays: Delays, run_stages: bool) -> Pipeline {
-        Pipeline { table: FlowTable::new(delays), stages: Vec::new(), run_stages, numbered: 0, first_merge: SampleBag::FIRST_MERGE }
+        Pipeline { table: FlowTable::new(delays), stages: Vec::new(), run_stages, numbered: 0, first_merge: SampleBag::FIRST_MERGE, events_for: None }
     }
 
     /// Where the RTT sample bags of connections created from now on first merge their samples
     /// (`SampleBag::FIRST_MERGE`; the memory-bound tests use small captures).
     pub fn set_first_merge(&mut self, n: usize) {
         self.first_merge = n;
+    }
+
+    /// Hand on, from now on, only the events of the connections `ids` (None: of every one): a
+    /// caller that reads one connection's events (`events_of`) gets no others across.
+    pub fn set_events_for(&mut self, ids: Option<HashSet<i64>>) {
+        self.events_for = ids;
+    }
+
+    /// How many connections were numbered so far (ids 0 to this - 1).
+    pub fn connections(&self) -> i64 {
+        self.numbered
     }
 
     /// How many connections are live.
@@ -268,9 +283,9 @@ impl Pipeline {
         self.numbered += new.len() as i64;
         let touched: Vec<Touched> = touched
             .into_iter()
-            .map(|(h, mut t)| {
+            .filter_map(|(h, mut t)| {
                 t.id = self.table.conn(h).id;
-                t
+                self.events_for.as_ref().is_none_or(|ids| ids.contains(&t.id)).then_some(t)
             })
             .collect();
         let row_conn = row_handle.iter().map(|&h| self.table.conn(h).id).collect();
