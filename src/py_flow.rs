@@ -20,13 +20,17 @@ fn arr<'py, T: Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyArray1<T>> {
     PyArray1::from_vec(py, v)
 }
 
-/// A column of `obj` (an attribute holding a numpy array of `T`), flattened.
-fn column<'py, T: Element + Clone>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Vec<T>> {
-    let a: PyReadonlyArrayDyn<'py, T> = obj.getattr(name)?.extract().map_err(|e| PyValueError::new_err(format!("column {name}: {e}")))?;
-    Ok(match a.as_slice() {
-        Ok(s) => s.to_vec(),
-        Err(_) => a.as_array().iter().cloned().collect(),
-    })
+/// A column of `obj` (an attribute holding a numpy array of `T`).
+fn ro<'py, T: Element>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArrayDyn<'py, T>> {
+    obj.getattr(name)?.extract().map_err(|e| PyValueError::new_err(format!("column {name}: {e}")))
+}
+
+/// Its values in order: borrowed when the array is contiguous (the decoder's are), else copied.
+fn cow<'a, T: Element + Clone>(a: &'a PyReadonlyArrayDyn<'_, T>) -> Cow<'a, [T]> {
+    match a.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(a.as_array().iter().cloned().collect()),
+    }
 }
 
 fn opt(v: Option<i64>) -> i64 {
@@ -79,47 +83,40 @@ impl FlowPipeline {
     /// clock counted as going backwards in it. Returns a dict of columns (``flowcore.py``).
     fn feed<'py>(&mut self, py: Python<'py>, batch: &Bound<'py, PyAny>, backwards: PyReadonlyArray1<'py, i64>) -> PyResult<Bound<'py, PyDict>> {
         let opts = batch.getattr("opts")?;
-        let (index, ts_ns, ipver, src, dst) =
-            (column(batch, "index")?, column(batch, "ts_ns")?, column(batch, "ipver")?, column(batch, "src")?, column(batch, "dst")?);
-        let (sport, dport, seq, ack, flags) =
-            (column(batch, "sport")?, column(batch, "dport")?, column(batch, "seq")?, column(batch, "ack")?, column(batch, "flags")?);
-        let (win, paylen, vlan) = (column(batch, "win")?, column(batch, "paylen")?, column(batch, "vlan")?);
-        let (mss, wscale, sack_permitted, tsval) = (column(&opts, "mss")?, column(&opts, "wscale")?, column(&opts, "sack_permitted")?, column(&opts, "tsval")?);
-        let (tsecr, nsack, sack, sack_empty) = (column(&opts, "tsecr")?, column(&opts, "nsack")?, column(&opts, "sack")?, column(&opts, "sack_empty")?);
-        let back: Cow<[i64]> = match backwards.as_slice() {
-            Ok(s) => Cow::Borrowed(s),
-            Err(_) => Cow::Owned(backwards.as_array().to_vec()),
-        };
+        let (index, ts_ns, ipver, src, dst) = (ro(batch, "index")?, ro(batch, "ts_ns")?, ro(batch, "ipver")?, ro(batch, "src")?, ro(batch, "dst")?);
+        let (sport, dport, seq, ack, flags) = (ro(batch, "sport")?, ro(batch, "dport")?, ro(batch, "seq")?, ro(batch, "ack")?, ro(batch, "flags")?);
+        let (win, paylen, vlan) = (ro(batch, "win")?, ro(batch, "paylen")?, ro(batch, "vlan")?);
+        let (mss, wscale, sack_permitted, tsval) = (ro(&opts, "mss")?, ro(&opts, "wscale")?, ro(&opts, "sack_permitted")?, ro(&opts, "tsval")?);
+        let (tsecr, nsack, sack, sack_empty) = (ro(&opts, "tsecr")?, ro(&opts, "nsack")?, ro(&opts, "sack")?, ro(&opts, "sack_empty")?);
         let b = Batch {
-            index: &index,
-            ts_ns: &ts_ns,
-            ipver: &ipver,
-            src: &src,
-            dst: &dst,
-            sport: &sport,
-            dport: &dport,
-            seq: &seq,
-            ack: &ack,
-            flags: &flags,
-            win: &win,
-            paylen: &paylen,
-            vlan: &vlan,
-            mss: &mss,
-            wscale: &wscale,
-            sack_permitted: &sack_permitted,
-            tsval: &tsval,
-            tsecr: &tsecr,
-            nsack: &nsack,
-            sack: &sack,
-            sack_empty: &sack_empty,
+            index: &cow(&index),
+            ts_ns: &cow(&ts_ns),
+            ipver: &cow(&ipver),
+            src: &cow(&src),
+            dst: &cow(&dst),
+            sport: &cow(&sport),
+            dport: &cow(&dport),
+            seq: &cow(&seq),
+            ack: &cow(&ack),
+            flags: &cow(&flags),
+            win: &cow(&win),
+            paylen: &cow(&paylen),
+            vlan: &cow(&vlan),
+            mss: &cow(&mss),
+            wscale: &cow(&wscale),
+            sack_permitted: &cow(&sack_permitted),
+            tsval: &cow(&tsval),
+            tsecr: &cow(&tsecr),
+            nsack: &cow(&nsack),
+            sack: &cow(&sack),
+            sack_empty: &cow(&sack_empty),
         };
         if !b.consistent() {
             return Err(PyValueError::new_err("the batch's columns differ in length"));
         }
-        let inner = &mut self.inner;
-        let back = back.as_ref();
-        let out = py.detach(move || inner.feed(&b, back));
-        chunk_dict(py, out)
+        let mut cols = Columns::default();
+        let out = self.inner.feed(&b, &slice(&backwards), &mut |t| cols.push(t));
+        chunk_dict(py, out, cols)
     }
 
     /// The end of the capture: every connection still live, as ``finished`` columns.
@@ -129,97 +126,204 @@ impl FlowPipeline {
     }
 }
 
-fn chunk_dict<'py>(py: Python<'py>, out: ChunkOut) -> PyResult<Bound<'py, PyDict>> {
+fn chunk_dict<'py>(py: Python<'py>, out: ChunkOut, cols: Columns) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("row_conn", arr(py, out.row_conn))?;
     d.set_item("row_dir", arr(py, out.row_dir))?;
-    d.set_item("touched", touched_dict(py, &out.touched)?)?;
+    let cols = if out.wanted.iter().all(|&w| w) { cols } else { cols.select(&out.wanted) };
+    let ids = out.touched.iter().zip(&out.wanted).filter(|(_, &w)| w).map(|(&id, _)| id).collect();
+    d.set_item("touched", cols.into_dict(py, ids)?)?;
     d.set_item("finished", results_dict(py, &out.finished)?)?;
     Ok(d)
 }
 
-/// The touched connections: ``conn``, ``now``, facts as (t, 2) columns, and each direction's
-/// events and RTT samples concatenated (connection by connection, a2b then b2a) with offsets
-/// (``ev_off``, ``sack_off``, ``rtt_off``: 2t + 1 each; ``sack_row`` counts from its segment).
-fn touched_dict<'py>(py: Python<'py>, touched: &[Touched]) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let t = touched.len();
-    d.set_item("conn", arr(py, touched.iter().map(|x| x.id).collect()))?;
-    d.set_item("now", arr(py, touched.iter().map(|x| x.now).collect()))?;
-    let facts = |f: &dyn Fn(&crate::events::StreamFacts) -> i64| -> Vec<i64> { touched.iter().flat_map(|x| x.facts.iter().map(f)).collect() };
-    d.set_item("mss", arr(py, facts(&|s| s.mss)).reshape([t, 2])?)?;
-    d.set_item("seq_anchor", arr(py, facts(&|s| s.seq_anchor)).reshape([t, 2])?)?;
-    d.set_item("turnaround_ns", arr(py, facts(&|s| opt(s.turnaround_ns))).reshape([t, 2])?)?;
-    d.set_item("receiver_turnaround_ns", arr(py, facts(&|s| opt(s.receiver_turnaround_ns))).reshape([t, 2])?)?;
-    let all: Vec<&[Event]> = touched.iter().flat_map(|x| x.events.iter().map(Vec::as_slice)).collect();
-    let n: usize = all.iter().map(|e| e.len()).sum();
-    let mut ev_off = Vec::with_capacity(2 * t + 1);
-    let mut sack_off = Vec::with_capacity(2 * t + 1);
-    let (mut kind, mut time_ns, mut index, mut flags) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut start, mut end, mut placement, mut tsval) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut ack, mut win, mut tsecr, mut nsack) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut dup, mut dsack, mut sack_row, mut sack) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
-    let (mut off, mut soff) = (0i64, 0i64);
-    ev_off.push(0);
-    sack_off.push(0);
-    for evs in &all {
+/// The touched connections of a chunk as columns, filled one connection at a time: ``conn``,
+/// ``now``, facts as (t, 2) columns, and each direction's events and RTT samples concatenated
+/// (connection by connection, a2b then b2a) with offsets (``ev_off``, ``sack_off``,
+/// ``rtt_off``: 2t + 1 each; ``sack_row`` counts from its segment).
+struct Columns {
+    now: Vec<i64>,
+    mss: Vec<i64>,
+    seq_anchor: Vec<i64>,
+    turnaround: Vec<i64>,
+    receiver_turnaround: Vec<i64>,
+    ev_off: Vec<i64>,
+    sack_off: Vec<i64>,
+    rtt_off: Vec<i64>,
+    kind: Vec<i8>,
+    time_ns: Vec<i64>,
+    index: Vec<i64>,
+    flags: Vec<i16>,
+    start: Vec<i64>,
+    end: Vec<i64>,
+    placement: Vec<i8>,
+    tsval: Vec<i64>,
+    ack: Vec<i64>,
+    win: Vec<i64>,
+    tsecr: Vec<i64>,
+    nsack: Vec<i8>,
+    dup: Vec<bool>,
+    dsack: Vec<bool>,
+    sack_row: Vec<i32>,
+    sack: Vec<i64>,
+    rtt_at: Vec<i64>,
+    rtt_sample: Vec<i64>,
+}
+
+impl Default for Columns {
+    fn default() -> Columns {
+        Columns {
+            now: Vec::new(),
+            mss: Vec::new(),
+            seq_anchor: Vec::new(),
+            turnaround: Vec::new(),
+            receiver_turnaround: Vec::new(),
+            ev_off: vec![0],
+            sack_off: vec![0],
+            rtt_off: vec![0],
+            kind: Vec::new(),
+            time_ns: Vec::new(),
+            index: Vec::new(),
+            flags: Vec::new(),
+            start: Vec::new(),
+            end: Vec::new(),
+            placement: Vec::new(),
+            tsval: Vec::new(),
+            ack: Vec::new(),
+            win: Vec::new(),
+            tsecr: Vec::new(),
+            nsack: Vec::new(),
+            dup: Vec::new(),
+            dsack: Vec::new(),
+            sack_row: Vec::new(),
+            sack: Vec::new(),
+            rtt_at: Vec::new(),
+            rtt_sample: Vec::new(),
+        }
+    }
+}
+
+impl Columns {
+    fn push(&mut self, t: &Touched) {
+        self.now.push(t.now);
+        for d in 0..2 {
+            let f = &t.facts[d];
+            self.mss.push(f.mss);
+            self.seq_anchor.push(f.seq_anchor);
+            self.turnaround.push(opt(f.turnaround_ns));
+            self.receiver_turnaround.push(opt(f.receiver_turnaround_ns));
+            self.events(&t.events[d]);
+            self.rtt(&t.rtt[d]);
+        }
+    }
+
+    fn events(&mut self, evs: &[Event]) {
         let mut local = 0i32;
-        for e in evs.iter() {
-            kind.push(e.kind as i8);
-            time_ns.push(e.time_ns);
-            index.push(e.index);
-            flags.push(e.flags as i16);
-            start.push(e.start);
-            end.push(e.end);
-            placement.push(e.placement as i8);
-            tsval.push(e.tsval);
-            ack.push(e.ack);
-            win.push(e.win);
-            tsecr.push(e.tsecr);
-            nsack.push(e.nsack as i8);
-            dup.push(e.dup);
-            dsack.push(e.dsack);
+        for e in evs {
+            self.kind.push(e.kind as i8);
+            self.time_ns.push(e.time_ns);
+            self.index.push(e.index);
+            self.flags.push(e.flags as i16);
+            self.start.push(e.start);
+            self.end.push(e.end);
+            self.placement.push(e.placement as i8);
+            self.tsval.push(e.tsval);
+            self.ack.push(e.ack);
+            self.win.push(e.win);
+            self.tsecr.push(e.tsecr);
+            self.nsack.push(e.nsack as i8);
+            self.dup.push(e.dup);
+            self.dsack.push(e.dsack);
             if e.nsack > 0 {
-                sack_row.push(local);
+                self.sack_row.push(local);
                 local += 1;
-                sack.extend(e.sack.iter().flat_map(|&(l, r)| [l, r]));
+                self.sack.extend(e.sack.iter().flat_map(|&(l, r)| [l, r]));
             } else {
-                sack_row.push(-1);
+                self.sack_row.push(-1);
             }
         }
-        off += evs.len() as i64;
-        soff += local as i64;
-        ev_off.push(off);
-        sack_off.push(soff);
+        self.ev_off.push(self.kind.len() as i64);
+        self.sack_off.push(self.sack_off[self.sack_off.len() - 1] + local as i64);
     }
-    let m = sack.len() / (2 * MAX_SACK_BLOCKS);
-    d.set_item("ev_off", arr(py, ev_off))?;
-    d.set_item("sack_off", arr(py, sack_off))?;
-    d.set_item("kind", arr(py, kind))?;
-    d.set_item("time_ns", arr(py, time_ns))?;
-    d.set_item("index", arr(py, index))?;
-    d.set_item("flags", arr(py, flags))?;
-    d.set_item("start", arr(py, start))?;
-    d.set_item("end", arr(py, end))?;
-    d.set_item("placement", arr(py, placement))?;
-    d.set_item("tsval", arr(py, tsval))?;
-    d.set_item("ack", arr(py, ack))?;
-    d.set_item("win", arr(py, win))?;
-    d.set_item("tsecr", arr(py, tsecr))?;
-    d.set_item("nsack", arr(py, nsack))?;
-    d.set_item("dup", arr(py, dup))?;
-    d.set_item("dsack", arr(py, dsack))?;
-    d.set_item("sack_row", arr(py, sack_row))?;
-    d.set_item("sack", arr(py, sack).reshape([m, MAX_SACK_BLOCKS, 2])?)?;
-    let rtts: Vec<&Vec<(i64, i64)>> = touched.iter().flat_map(|x| x.rtt.iter()).collect();
-    let mut rtt_off = vec![0i64];
-    for r in &rtts {
-        rtt_off.push(rtt_off[rtt_off.len() - 1] + r.len() as i64);
+
+    fn rtt(&mut self, samples: &[(i64, i64)]) {
+        self.rtt_at.extend(samples.iter().map(|x| x.0));
+        self.rtt_sample.extend(samples.iter().map(|x| x.1));
+        self.rtt_off.push(self.rtt_at.len() as i64);
     }
-    d.set_item("rtt_off", arr(py, rtt_off))?;
-    d.set_item("rtt_at", arr(py, rtts.iter().flat_map(|r| r.iter().map(|x| x.0)).collect()))?;
-    d.set_item("rtt_sample", arr(py, rtts.iter().flat_map(|r| r.iter().map(|x| x.1)).collect()))?;
-    Ok(d)
+
+    /// Only the connections marked in `wanted` (in the order pushed).
+    fn select(self, wanted: &[bool]) -> Columns {
+        let mut out = Columns::default();
+        for (t, _) in wanted.iter().enumerate().filter(|(_, &w)| w) {
+            out.now.push(self.now[t]);
+            for d in 0..2 {
+                let k = 2 * t + d;
+                out.mss.push(self.mss[k]);
+                out.seq_anchor.push(self.seq_anchor[k]);
+                out.turnaround.push(self.turnaround[k]);
+                out.receiver_turnaround.push(self.receiver_turnaround[k]);
+                let (lo, hi) = (self.ev_off[k] as usize, self.ev_off[k + 1] as usize);
+                out.kind.extend_from_slice(&self.kind[lo..hi]);
+                out.time_ns.extend_from_slice(&self.time_ns[lo..hi]);
+                out.index.extend_from_slice(&self.index[lo..hi]);
+                out.flags.extend_from_slice(&self.flags[lo..hi]);
+                out.start.extend_from_slice(&self.start[lo..hi]);
+                out.end.extend_from_slice(&self.end[lo..hi]);
+                out.placement.extend_from_slice(&self.placement[lo..hi]);
+                out.tsval.extend_from_slice(&self.tsval[lo..hi]);
+                out.ack.extend_from_slice(&self.ack[lo..hi]);
+                out.win.extend_from_slice(&self.win[lo..hi]);
+                out.tsecr.extend_from_slice(&self.tsecr[lo..hi]);
+                out.nsack.extend_from_slice(&self.nsack[lo..hi]);
+                out.dup.extend_from_slice(&self.dup[lo..hi]);
+                out.dsack.extend_from_slice(&self.dsack[lo..hi]);
+                out.sack_row.extend_from_slice(&self.sack_row[lo..hi]);
+                out.ev_off.push(out.kind.len() as i64);
+                let width = 2 * MAX_SACK_BLOCKS;
+                let (slo, shi) = (self.sack_off[k] as usize, self.sack_off[k + 1] as usize);
+                out.sack.extend_from_slice(&self.sack[width * slo..width * shi]);
+                out.sack_off.push(out.sack_off[out.sack_off.len() - 1] + (shi - slo) as i64);
+                let (rlo, rhi) = (self.rtt_off[k] as usize, self.rtt_off[k + 1] as usize);
+                out.rtt(&self.rtt_at[rlo..rhi].iter().copied().zip(self.rtt_sample[rlo..rhi].iter().copied()).collect::<Vec<_>>());
+            }
+        }
+        out
+    }
+
+    fn into_dict<'py>(self, py: Python<'py>, ids: Vec<i64>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let t = ids.len();
+        d.set_item("conn", arr(py, ids))?;
+        d.set_item("now", arr(py, self.now))?;
+        d.set_item("mss", arr(py, self.mss).reshape([t, 2])?)?;
+        d.set_item("seq_anchor", arr(py, self.seq_anchor).reshape([t, 2])?)?;
+        d.set_item("turnaround_ns", arr(py, self.turnaround).reshape([t, 2])?)?;
+        d.set_item("receiver_turnaround_ns", arr(py, self.receiver_turnaround).reshape([t, 2])?)?;
+        let m = self.sack.len() / (2 * MAX_SACK_BLOCKS);
+        d.set_item("ev_off", arr(py, self.ev_off))?;
+        d.set_item("sack_off", arr(py, self.sack_off))?;
+        d.set_item("kind", arr(py, self.kind))?;
+        d.set_item("time_ns", arr(py, self.time_ns))?;
+        d.set_item("index", arr(py, self.index))?;
+        d.set_item("flags", arr(py, self.flags))?;
+        d.set_item("start", arr(py, self.start))?;
+        d.set_item("end", arr(py, self.end))?;
+        d.set_item("placement", arr(py, self.placement))?;
+        d.set_item("tsval", arr(py, self.tsval))?;
+        d.set_item("ack", arr(py, self.ack))?;
+        d.set_item("win", arr(py, self.win))?;
+        d.set_item("tsecr", arr(py, self.tsecr))?;
+        d.set_item("nsack", arr(py, self.nsack))?;
+        d.set_item("dup", arr(py, self.dup))?;
+        d.set_item("dsack", arr(py, self.dsack))?;
+        d.set_item("sack_row", arr(py, self.sack_row))?;
+        d.set_item("sack", arr(py, self.sack).reshape([m, MAX_SACK_BLOCKS, 2])?)?;
+        d.set_item("rtt_off", arr(py, self.rtt_off))?;
+        d.set_item("rtt_at", arr(py, self.rtt_at))?;
+        d.set_item("rtt_sample", arr(py, self.rtt_sample))?;
+        Ok(d)
+    }
 }
 
 /// Finished connections as columns: identity, handshake (``NONE`` for not seen), state,

@@ -187,8 +187,10 @@ impl ConnResult {
 /// What one chunk gave.
 #[derive(Clone, Debug, Default)]
 pub struct ChunkOut {
-    /// the connections the chunk touched (of those asked for), in the order the flow table met them
-    pub touched: Vec<Touched>,
+    /// the ids of the connections the chunk touched, in the order they went to the sink
+    pub touched: Vec<i64>,
+    /// whether each was asked for (`Pipeline::set_events_for`)
+    pub wanted: Vec<bool>,
     /// the connections finished after it (all that were live, at the end of the capture)
     pub finished: Vec<ConnResult>,
     /// connection id and direction of each packet of the chunk
@@ -242,10 +244,13 @@ impl Pipeline {
     }
 
     /// Run one chunk. `backwards`: the record numbers (sorted) the analysis clock counted as
-    /// going backwards in it, credited to their connections.
-    pub fn feed(&mut self, b: &Batch, backwards: &[i64]) -> ChunkOut {
+    /// going backwards in it, credited to their connections. Each touched connection goes to
+    /// `sink` as soon as the flow stage and the RTT sampler are done with it (its `id` is -1:
+    /// connections are numbered at the end of the chunk, `ChunkOut::touched` gives the ids in
+    /// the same order), so that a chunk's events need not all be held at once.
+    pub fn feed(&mut self, b: &Batch, backwards: &[i64], sink: &mut dyn FnMut(&Touched)) -> ChunkOut {
         let n = b.len();
-        let mut touched: Vec<(Handle, Touched)> = Vec::new();
+        let mut touched: Vec<Handle> = Vec::new();
         let mut row_handle = vec![0usize; n];
         let mut row_dir = vec![0i8; n];
         let (stages, run_stages, first_merge) = (&mut self.stages, self.run_stages, self.first_merge);
@@ -272,7 +277,8 @@ impl Pipeline {
                     rtt[d] = st.rtt[d].feed(&events[d]);
                 }
             }
-            touched.push((h, Touched { id: -1, now, events, facts, rtt }));
+            sink(&Touched { id: -1, now, events, facts, rtt });
+            touched.push(h);
         });
         // ids number connections by their first packet; a later chunk only holds later records
         let mut new = std::mem::take(&mut self.table.new);
@@ -281,17 +287,12 @@ impl Pipeline {
             self.table.conn_mut(h).id = self.numbered + k as i64;
         }
         self.numbered += new.len() as i64;
-        let touched: Vec<Touched> = touched
-            .into_iter()
-            .filter_map(|(h, mut t)| {
-                t.id = self.table.conn(h).id;
-                self.events_for.as_ref().is_none_or(|ids| ids.contains(&t.id)).then_some(t)
-            })
-            .collect();
+        let touched: Vec<i64> = touched.iter().map(|&h| self.table.conn(h).id).collect();
+        let wanted = touched.iter().map(|id| self.events_for.as_ref().is_none_or(|ids| ids.contains(id))).collect();
         let row_conn = row_handle.iter().map(|&h| self.table.conn(h).id).collect();
         let finished = if n > 0 { self.table.expire(b.ts_ns[n - 1]) } else { Vec::new() };
         let finished = finished.into_iter().map(|(h, c)| self.result(h, c)).collect();
-        ChunkOut { touched, finished, row_conn, row_dir }
+        ChunkOut { touched, wanted, finished, row_conn, row_dir }
     }
 
     /// The end of the capture: every connection still live, frozen.

@@ -16,7 +16,7 @@ use super::unwrap::SeqSpace;
 use super::{Batch, Endpoint};
 use crate::acks::{dsack_first_block, duplicate_ack};
 use crate::events::flags::{ACK, FIN, PSH, RST, SYN};
-use crate::events::{Event, Kind, Placement, StreamFacts, MAX_SACK_BLOCKS};
+use crate::events::{Event, Placement, StreamFacts, MAX_SACK_BLOCKS};
 use crate::rangeset::RangeSet;
 use crate::seq::{signed_diff, wire_add};
 
@@ -673,23 +673,8 @@ fn events(b: &Batch, v: &View, d: usize) -> Vec<Event> {
             let placement = Placement::from_i8(v.placement[i]).expect("a placement");
             out.push(Event::send(time_ns, index, v.start[i], v.end[i], flags, b.tsval[r], placement));
         } else if v.d_of[i] != d && v.has_ack[i] {
-            out.push(Event {
-                kind: Kind::Ack,
-                time_ns,
-                index,
-                flags,
-                start: -1,
-                end: -1,
-                placement: Placement::None,
-                tsval: -1,
-                ack: v.ack[i],
-                win: v.win[i],
-                tsecr: b.tsecr[r],
-                nsack: v.nsack[i],
-                dup: v.dup[i],
-                dsack: v.dsack[i],
-                sack: v.sack[i],
-            });
+            let blocks = &v.sack[i][..(v.nsack[i] as usize).min(MAX_SACK_BLOCKS)];
+            out.push(Event::ack(time_ns, index, v.ack[i], blocks, v.dsack[i], v.dup[i], v.win[i], b.tsecr[r], flags));
         }
     }
     out
