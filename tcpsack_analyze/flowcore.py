@@ -14,6 +14,7 @@ flow stage in ``src/flow/stage.rs`` (docs/architecture.md).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -128,14 +129,38 @@ def touched(cols: dict[str, Any]) -> Iterator[Touched]:
         yield Touched(cid, now, (evs[0], evs[1]), (facts[0], facts[1]), (rtts[0], rtts[1]))
 
 
+def _count_plan() -> list[tuple[int, int]]:
+    """For each field of DirectionCounts, in order: (position in the core's row, conversion:
+    0 as is, 1 None for the core's NONE, 2 bool, 3 the window mean from its sum and count)."""
+    at = {name: i for i, name in enumerate(_core.COUNT_FIELDS)}
+    plan = []
+    for f in dataclasses.fields(DirectionCounts):
+        if f.name == "window_mean":
+            plan.append((at["window_sum"], 3))
+        else:
+            plan.append((at[f.name], 1 if f.name in _OPTIONAL else 2 if f.name in _BOOLS else 0))
+    return plan
+
+
+_PLAN = _count_plan()
+_WINDOW_COUNT = _core.COUNT_FIELDS.index("window_count")
+
+
 def _counts(row: list[int]) -> DirectionCounts:
-    c: dict[str, Any] = dict(zip(_core.COUNT_FIELDS, row))
-    total, n = c.pop("window_sum"), c.pop("window_count")
-    for name in _OPTIONAL:
-        c[name] = _opt(c[name])
-    for name in _BOOLS:
-        c[name] = bool(c[name])
-    return DirectionCounts(**c, window_mean=total / n if n else None)
+    """A direction's counters from the core's row (``COUNT_FIELDS``): one call per direction of
+    every connection, so a plan made once, not a dict per row."""
+    values: list[Any] = []
+    for i, how in _PLAN:
+        v: Any = row[i]
+        if how == 1:
+            v = None if v == _NONE else v
+        elif how == 2:
+            v = bool(v)
+        elif how == 3:
+            n = row[_WINDOW_COUNT]
+            v = v / n if n else None  # as tcptrace: the mean of the windows advertised (window_stats)
+        values.append(v)
+    return DirectionCounts(*values)
 
 
 def finished(cols: dict[str, Any]) -> list[Finished]:
