@@ -128,6 +128,10 @@ class LossPattern:
     gilbert_elliott: GilbertElliott | None
 
 
+_NO_ROWS = np.empty((0, 2), np.int64)  # the bursts or loss events of a sequence without a loss (read-only)
+_NO_ROWS.flags.writeable = False
+
+
 def bursts(lost: np.ndarray) -> np.ndarray:
     """The bursts of ``lost`` as (start index, length) rows, shape (bursts, 2), int64.
 
@@ -194,8 +198,9 @@ def loss_pattern(
     if lost.ndim != 1:
         raise ValueError("lost must be one-dimensional")
     segments, lost_count = int(lost.size), int(lost.sum())
-    runs = bursts(lost)
-    events = loss_events(lost, times_ns, rtt_ns)
+    # nothing lost (most directions of most captures): no bursts, no events, nothing to fit
+    runs = bursts(lost) if lost_count else _NO_ROWS
+    events = loss_events(lost, times_ns, rtt_ns) if lost_count else _NO_ROWS
     lengths = runs[:, 1]
     isolated = int(np.count_nonzero(lengths == 1)) / lost_count if lost_count else None
     return LossPattern(
@@ -599,6 +604,8 @@ def _scaled_products(start: np.ndarray, matrices: np.ndarray) -> np.ndarray:
 
 def _histogram(values: np.ndarray) -> dict[int, int]:
     """value -> how many times it occurs."""
+    if not values.size:
+        return {}
     keys, counts = np.unique(values, return_counts=True)
     return dict(zip(keys.tolist(), counts.tolist()))
 
