@@ -17,7 +17,7 @@ import dataclasses
 import heapq
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -406,8 +406,7 @@ def connection_rows(c: ConnectionReport) -> list[dict[str, object]]:
     rows = []
     for d in (c.a2b, c.b2a):
         row: dict[str, object] = {"conn": c.id, "epoch": c.epoch, "a": f"{c.a_addr}:{c.a_port}", "b": f"{c.b_addr}:{c.b_port}", "state": c.state}
-        for k, v in asdict(d).items():
-            _flatten(k, v, row)
+        _flatten("", d, row)
         rows.append(row)
     return rows
 
@@ -415,7 +414,15 @@ def connection_rows(c: ConnectionReport) -> list[dict[str, object]]:
 def _flatten(name: str, value: object, row: dict[str, object]) -> None:
     """Nested report fields as flat columns: ``loss_rtd_ms_median``, ``loss_by_trigger_fast``,
     ``loss_pattern_gilbert_elliott_p``. Histograms become one ``"length:count ..."`` string; the
-    counts of the loss section get a column for every possible key (0 when absent)."""
+    counts of the loss section get a column for every possible key (0 when absent). A nested
+    report object (a dataclass) is read field by field, as the dict ``dataclasses.asdict`` would
+    make of it, without its deep copies; ``name`` "" flattens the fields of ``value`` itself."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if not name and isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(k, v, row)
+        return
     if isinstance(value, dict):
         if name.endswith("_histogram"):
             row[name] = " ".join(f"{k}:{v}" for k, v in sorted(value.items()))
