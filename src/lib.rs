@@ -14,11 +14,16 @@ pub mod decode;
 pub mod error;
 pub mod events;
 pub mod framing;
+pub mod loss;
 pub mod options;
+pub mod rangeset;
 pub mod reader;
 pub mod rfc6298;
+pub mod scoreboard;
 pub mod seq;
 pub mod source;
 
+#[cfg(feature = "python")]
+mod py_loss;
 #[cfg(feature = "python")]
 mod python;

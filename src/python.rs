@@ -217,5 +217,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("JUMP_NS", JUMP_NS)?;
     m.add("ReadError", m.py().get_type::<ReadError>())?;
     m.add("SUPPORTED_LINKTYPES", SUPPORTED.to_vec())?;
+    crate::py_loss::register(m)?;
     Ok(())
 }
