@@ -14,6 +14,7 @@ pub mod decode;
 pub mod error;
 pub mod events;
 pub mod framing;
+pub mod ge;
 pub mod loss;
 pub mod options;
 pub mod rangeset;
@@ -23,6 +24,8 @@ pub mod scoreboard;
 pub mod seq;
 pub mod source;
 
+#[cfg(feature = "python")]
+mod py_ge;
 #[cfg(feature = "python")]
 mod py_loss;
 #[cfg(feature = "python")]

@@ -103,3 +103,14 @@ class Scoreboard:
     def relay_sacked(self, start: int) -> None: ...
     def enter_recovery(self, now: float) -> tuple[int, int] | None: ...
     def on_rto(self, now: float, expunge_sack: bool = True) -> None: ...
+
+GE_MIN_FIT_SEGMENTS: int
+GE_MAX_ITERATIONS: int
+GE_TOLERANCE: float
+GE_START_MARGIN: float
+
+def gilbert_elliott(
+    lost: np.ndarray, offsets: np.ndarray, fit: bool = True, max_iterations: int = 200, tolerance: float = 1e-8
+) -> dict[str, np.ndarray]:
+    """The Gilbert estimates (``gilbert_*`` columns) and Baum-Welch fits (``fit_*``) of the
+    sequences ``lost[offsets[i]:offsets[i + 1]]`` (src/ge.rs, src/py_ge.rs)."""
