@@ -61,16 +61,16 @@ def test_goodput_with_the_observed_losses() -> None:
 
 
 @pytest.mark.parametrize(("run", "within_one", "state"), [
-    ("newreno_sack_overshoot_50", 0.99, 0.99),   # measured 1.000, 0.995
-    ("newreno_sack_prr_burst_50", 0.99, 0.96),   # 1.000, 0.967
-    ("newreno_sack_rate_50", 0.99, 0.91),        # 1.000, 0.916
-    ("newreno_nosack_rate_50", 0.95, 0.93),      # 0.961, 0.937
-    ("newreno_nosack_burst_250", 0.94, 0.96),    # 0.947, 0.969
-    ("newreno_nosack_overshoot_50", 0.92, 0.99),  # 0.925, 0.995
-    ("newreno_nosack_prr_rate_250", 0.86, 0.96),  # 0.864, 0.968
-    ("cubic_sack_prr_rate_250", 0.95, 0.97),     # 0.964, 0.979
-    ("cubic_sack_prr_burst_50", 0.92, 0.99),     # 0.925, 0.991
-    ("cubic_nosack_rate_50", 0.6, 0.33),         # 0.615, 0.342
+    ("newreno_sack_overshoot_50", 0.99, 0.99),   # measured 1.000, 1.000
+    ("newreno_sack_prr_burst_50", 0.99, 0.99),   # 1.000, 0.995
+    ("newreno_sack_rate_50", 0.99, 0.99),        # 1.000, 1.000
+    ("newreno_nosack_rate_50", 0.99, 0.99),      # 1.000, 0.998
+    ("newreno_nosack_burst_250", 0.95, 0.99),    # 0.953, 0.992
+    ("newreno_nosack_overshoot_50", 0.93, 0.99),  # 0.935, 0.998
+    ("newreno_nosack_prr_rate_250", 0.90, 0.99),  # 0.909, 0.997
+    ("cubic_sack_prr_rate_250", 0.99, 0.99),     # 1.000, 1.000
+    ("cubic_sack_prr_burst_50", 0.99, 0.99),     # 1.000, 0.998
+    ("cubic_nosack_rate_50", 0.55, 0.36),        # 0.571, 0.370
 ])
 def test_open_loop_cwnd_against_ns3(run: str, within_one: float, state: float) -> None:
     """Issue 14: the open-loop cwnd within one segment of ns-3's for >= 95% of the ACKs outside
@@ -83,4 +83,6 @@ def test_open_loop_cwnd_against_ns3(run: str, within_one: float, state: float) -
     d = next(x for x in inf.directions if x.direction == "a2b")
     c = compare(d.runs[0], load(NS3 / run), 0, d.smss)
     assert c.within_one >= within_one and c.state_match >= state
-    assert c.naive_within_one < 0.1  # the flight size alone is far off
+    # the flight size alone is far off (at most 13%: cubic_nosack_rate_50, whose many recoveries
+    # end on ACKs that are now judged by ns-3's state before them, Open, and leave a small flight)
+    assert c.naive_within_one < 0.15 and c.within_one > c.naive_within_one + 0.4

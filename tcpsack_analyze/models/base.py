@@ -115,9 +115,9 @@ class SenderOptions:
         cubic_arithmetic: how CUBIC counts: ``"octets"`` (RFC 8312 on a window of octets,
             growing continuously), ``"linux"`` (``tcp_cubic.c``: packets, the 1024-scaled
             constants, ``cnt`` and ``snd_cwnd_cnt``) or ``"ns3"`` (ns-3's ``TcpCubic``: whole segments, an ACK
-            counter against the integer ``cnt``, no TCP-friendly region, slow start by segments
-            ACKed without a cap at ssthresh, its own HyStart thresholds, everything but the
-            minimum RTT forgotten on an RTO): :mod:`~tcpsack_analyze.models.cubic`.
+            counter against the integer ``cnt``, its TCP-friendly estimate, slow start by segments
+            ACKed without a cap at ssthresh, growth only while cwnd-limited, its own HyStart
+            thresholds, the minimum RTT forgotten on an RTO): :mod:`~tcpsack_analyze.models.cubic`.
     """
 
     initial_window: int = 10
