@@ -131,3 +131,50 @@ def test_emulated_sack_is_forgotten_when_an_ack_ends_the_rto_state() -> None:
     m.on_send(send(1_500, 0, resent=True))
     m.on_ack(ack(1_600, 1))  # tcp_process_loss: snd_una advanced, tcp_reset_reno_sack
     assert m.board.sacked_bytes == 0
+
+
+def test_ns3_emulated_sack_kept_the_head_marked_lost_and_recovery_on_one_dupack() -> None:
+    """ns-3 without SACK (reno_sack="ns3", TcpTxBuffer): two duplicate ACKs mark segments 1 and
+    2 SACKed (limited transmit, AddRenoSack); a cumulative ACK of segments 0-1 removes the mark
+    on 1 and lands on 2, which ns-3 unmarks, marks lost (MarkHeadAsLost) and replaces by a mark
+    on 3 (DiscardUpTo). The next duplicate ACK starts recovery at once (IsLost(HighACK + 1)),
+    with ssthresh from ns-3's BytesInFlight: 8 outstanding less 2 emulated = 6, halved. The
+    Linux emulation needs three duplicate ACKs."""
+    m = model_class("sack")(SMSS, SenderOptions.ns3())
+    m.on_send(send(0, 0, count=10))
+    m.on_ack(ack(100, 0, dup=True))
+    m.on_ack(ack(101, 0, dup=True))
+    m.on_ack(ack(110, 2))
+    assert m.head_marked_lost and list(m.board.sacked_ranges()) == [(seq(3), seq(4))]
+    assert m.state is not State.RECOVERY
+    m.on_ack(ack(111, 2, dup=True))
+    assert m.state is State.RECOVERY and m.ssthresh == 3 * SMSS
+    linux = model_class("sack")(SMSS, SenderOptions())
+    linux.on_send(send(0, 0, count=10))
+    for t, n, dup in ((100, 0, True), (101, 0, True), (110, 2, False), (111, 2, True)):
+        linux.on_ack(ack(t, n, dup=dup))
+    assert linux.state is not State.RECOVERY and not linux.head_marked_lost
+
+
+def test_ns3_emulated_sack_survives_the_end_of_recovery_and_goes_on_an_rto() -> None:
+    """ns-3 keeps its emulated count when recovery ends (no tcp_reset_reno_sack), resets it on an
+    RTO (ResetRenoSack) and adds none for duplicate ACKs in the RTO state (DupAck returns)."""
+    m = model_class("sack")(SMSS, SenderOptions.ns3())
+    m.on_send(send(0, 0, count=10))
+    for i in range(3):
+        m.on_ack(ack(100 + i, 0, dup=True))
+    assert m.state is State.RECOVERY and m.ssthresh == 3500  # (10 - 3) / 2 segments
+    m.on_send(send(103, 0, resent=True))
+    m.on_send(send(104, 10, count=3))  # new data while in recovery
+    for i in range(9):  # 12 duplicate ACKs in all: segments 1-12 marked
+        m.on_ack(ack(110 + i, 0, dup=True))
+    assert m.board.sacked_bytes == 12 * SMSS
+    # full ACK of 0-10 (recover = 10): 11 and 12 keep their marks, the head's (11) moves on to
+    # the next segment, of which there is none: one mark left, on 12, and the head marked lost
+    m.on_ack(ack(200, 11))
+    assert m.state is not State.RECOVERY and m.head_marked_lost
+    assert list(m.board.sacked_ranges()) == [(seq(12), seq(13))]
+    m.on_timeout(2_000 * 1_000_000)
+    assert m.state is State.LOSS and m.board.sacked_bytes == 0 and not m.head_marked_lost
+    m.on_ack(ack(2_100, 11, dup=True))
+    assert m.board.sacked_bytes == 0 and m.state is State.LOSS

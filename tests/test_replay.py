@@ -10,12 +10,15 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from modelkit import ack, send
 from tcpbuild import Conversation
 
 from tcpsack_analyze.cli import main
+from tcpsack_analyze.events import EventBatch
 from tcpsack_analyze.models import SenderOptions
 from tcpsack_analyze.replay.capture import replay_capture
 from tcpsack_analyze.replay.loss import LossSpec, ObservedLoss, lost_copies, parse
+from tcpsack_analyze.replay.path import IN_ORDER_ACKS_MIN, acks_every_segment
 from tcpsack_analyze.replay.receiver import Receiver
 from tcpsack_analyze.replay.sender import Application
 from tcpsack_analyze.replay.simulate import Path
@@ -304,3 +307,18 @@ def test_the_docs_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     exec(compile(block, str(doc), "exec"), scope)  # noqa: S102 - our own documentation
     runs = scope["runs"]
     assert [x.model for x in runs] == ["reno", "sack"]  # type: ignore[attr-defined]
+
+
+def test_the_receivers_ack_pattern_is_read_from_its_in_order_acks() -> None:
+    """A receiver that delays ACKs covers two segments with most in-order ACKs, one that does not
+    covers one; duplicate ACKs (sent at once by both for out-of-order data) do not count, nor do
+    the jumps of a repaired hole. Too few in-order ACKs: no verdict."""
+    def stream(step: int, n: int, dups: int = 0) -> EventBatch:
+        events = [send(0, 0, count=n * step)]
+        events += [ack(100 + i, 0, dup=True) for i in range(dups)]
+        events += [ack(200 + i, (i + 1) * step) for i in range(n)]
+        return EventBatch.of(events)
+
+    assert acks_every_segment(stream(2, 30, dups=40), 1000) == (False, 0.0)
+    assert acks_every_segment(stream(1, 30), 1000) == (True, 1.0)
+    assert acks_every_segment(stream(1, IN_ORDER_ACKS_MIN - 1), 1000) is None
