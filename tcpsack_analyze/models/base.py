@@ -247,6 +247,7 @@ class SenderModel(ABC):
         self._undo_tsval: int | None = None  # TSval of the first retransmission after it
         self._head_lost_at: int | None = None  # reno_sack="ns3": HighACK when its segment was marked lost
         self.pipe_after_send = 0  # :attr:`pipe` after the last :meth:`on_send` (saves a caller asking again)
+        self.emulated_now = 0  # octets the last ACK was taken to SACK (emulated from a duplicate ACK)
 
     # ------------------------------------------------------------------ what the model allows
 
@@ -363,7 +364,9 @@ class SenderModel(ABC):
         board = self.board
         if ack.sack:
             self._sack_seen = True
-        res = board.on_ack(ack.ack, self._sack_blocks(ack) if self.uses_sack else (), now)
+        blocks = self._sack_blocks(ack) if self.uses_sack else ()
+        self.emulated_now = 0 if self._sack_seen or not blocks else blocks[0][1] - blocks[0][0]
+        res = board.on_ack(ack.ack, blocks, now)
         if res.cumulative and self.uses_sack and not self._sack_seen:
             self._forget_emulated(res)
         self.rwnd = ack.win

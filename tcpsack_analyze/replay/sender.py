@@ -10,6 +10,9 @@ to the model (``on_send``), so the same model code runs both loops:
 * a NewReno partial ACK resends the first unacknowledged segment (RFC 6582 section 3.2 step 5);
 * with SACK, in recovery, RFC 6675 NextSeg() chooses: lost holes first, then new data, then the
   other holes, then one rescue retransmission (:meth:`~tcpsack_analyze.scoreboard.Scoreboard.next_seg`);
+* a head the model marked lost outside recovery (``reno_sack="ns3"``: ns-3's emulated SACK,
+  :attr:`~tcpsack_analyze.models.base.SenderModel.head_marked_lost`) is resent once, window
+  permitting, before new data (NextSeg rule 1 in any state, as ns-3's ``SendPendingData``);
 * after a timeout (state ``loss``, also Tahoe's fast retransmit), go-back-N from the cumulative
   ACK up to what was sent before (RFC 5681 section 3.1), skipping SACKed data when the scoreboard
   kept it (only real SACK blocks: blocks a SACK model emulated from a non-SACK receiver's
@@ -96,6 +99,7 @@ class Sender:
     _bounds: dict[int, int] = field(default_factory=dict)  # first octet -> end of each new segment (bundle off)
     _gbn: int | None = None  # go-back-N's next octet in the loss state
     _head_due: bool = False  # the first unacknowledged segment must go now
+    _head_resent: int | None = None  # the marked-lost head resent outside recovery
 
     @property
     def done(self) -> bool:
@@ -156,6 +160,9 @@ class Sender:
                     self._gbn = b
             if self._gbn < high:
                 return self._gbn, self._resend_end(self._gbn), False, False
+        if m.head_marked_lost and m.state is not RECOVERY and self._head_resent != una:
+            self._head_resent = una
+            return una, self._resend_end(una), False, False
         new = self.start + self.app.available(now) - high
         if m.uses_sack and m.state is RECOVERY:
             window_end = una + m.rwnd if m.rwnd is not None else None
