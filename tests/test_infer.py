@@ -47,7 +47,7 @@ def test_ns3_resends_a_head_it_marked_lost_and_refast_retransmits_it() -> None:
     """ns-3 without SACK: a cumulative ACK landing on an emulated SACKed segment marks the new
     head lost and ns-3 resends it at once, in Open; the next duplicate ACK starts recovery and the
     head goes again as its fast retransmission (ns-3's "other" then "fast" resends of
-    tests/data/ns3). reno_sack="ns3" explains both; the Linux emulation neither."""
+    tests/data/ns3). bookkeeping="ns3" explains both; the Linux emulation neither."""
     conv = [send(0, 0, count=10), ack(100, 0, dup=True), ack(101, 0, dup=True), ack(110, 2),
             send(110, 2, resent=True), ack(120, 2, dup=True), send(120, 2, resent=True)]
     assert texts("sack", conv, SenderOptions.ns3()) == []

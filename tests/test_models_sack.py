@@ -134,7 +134,7 @@ def test_emulated_sack_is_forgotten_when_an_ack_ends_the_rto_state() -> None:
 
 
 def test_ns3_emulated_sack_kept_the_head_marked_lost_and_recovery_on_one_dupack() -> None:
-    """ns-3 without SACK (reno_sack="ns3", TcpTxBuffer): two duplicate ACKs mark segments 1 and
+    """ns-3 without SACK (bookkeeping="ns3", TcpTxBuffer): two duplicate ACKs mark segments 1 and
     2 SACKed (limited transmit, AddRenoSack); a cumulative ACK of segments 0-1 removes the mark
     on 1 and lands on 2, which ns-3 unmarks, marks lost (MarkHeadAsLost) and replaces by a mark
     on 3 (DiscardUpTo). The next duplicate ACK starts recovery at once (IsLost(HighACK + 1)),
@@ -178,3 +178,27 @@ def test_ns3_emulated_sack_survives_the_end_of_recovery_and_goes_on_an_rto() -> 
     assert m.state is State.LOSS and m.board.sacked_bytes == 0 and not m.head_marked_lost
     m.on_ack(ack(2_100, 11, dup=True))
     assert m.board.sacked_bytes == 0 and m.state is State.LOSS
+
+
+def test_ns3_prr_counts_a_segment_more_per_duplicate_ack() -> None:
+    """ns-3's TcpPrrRecovery, called from DupAck with isDupAck: DeliveredData is the octets the
+    ACK SACKs plus one segment while prr_delivered < RecoverFS (ns-3's pipe at entry, 6
+    segments here). Ten segments, 0 lost, SACKs for 1-3 start recovery (ssthresh 3.5), 0 is
+    resent; SACKs for 4, 5, 6: prr_delivered 2, 3, 4 segments by RFC 6937, 3, 5, 7 by ns-3, and
+    cwnd = pipe + ceil(prr_delivered * ssthresh / RecoverFS) - prr_out."""
+    seen = {}
+    for bookkeeping in ("rfc", "ns3"):
+        m = model_class("sack")(SMSS, SenderOptions(ssthresh_from="pipe", bookkeeping=bookkeeping))
+        m.on_send(send(0, 0, count=10))
+        for i in range(3):
+            m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),)))
+        m.on_send(send(103, 0, resent=True))
+        seen[bookkeeping] = []
+        for i in range(3, 6):
+            m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),)))
+            seen[bookkeeping].append(m.cwnd)
+    def cwnd(pipe: int, delivered: int) -> int:
+        return pipe - (-delivered * 3500 // 6000) - 1000
+
+    assert seen["rfc"] == [cwnd(6000, 2000), cwnd(5000, 3000), cwnd(4000, 4000)]
+    assert seen["ns3"] == [cwnd(6000, 3000), cwnd(5000, 5000), cwnd(4000, 7000)]

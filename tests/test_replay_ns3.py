@@ -27,7 +27,7 @@ NS3_RUNS = sorted(p.name for p in NS3.iterdir() if (p / "truth.json").exists())
 def settings(run: str) -> tuple[str, SenderOptions]:
     """The model of the run's family and ns-3's settings as model options: ``cubic`` for
     TcpCubic, else ``sack`` (TcpNewReno's growth on TcpSocketBase's RFC 6675 recovery, over an
-    emulated scoreboard when the receiver does not SACK: SenderOptions.ns3's reno_sack)."""
+    emulated scoreboard when the receiver does not SACK: SenderOptions.ns3's bookkeeping)."""
     tcp = json.loads((NS3 / run / "truth.json").read_text())["params"]["tcp"]
     model = "cubic" if tcp["cc"] == "TcpCubic" else "sack"
     opts = dataclasses.replace(SenderOptions.ns3(), reduction="prr" if tcp["recovery"] == "TcpPrrRecovery" else "classic",
@@ -75,7 +75,7 @@ def test_open_loop_cwnd_against_ns3(run: str, state: float) -> None:
     """Issue 14: the open-loop cwnd within one segment of ns-3's for >= 95% of the ACKs outside
     recovery. Met on all ten runs, 100% each: the model of ns-3's TcpNewReno is ``sack`` with or
     without SACK (ns-3 runs its RFC 6675 recovery over an emulated scoreboard without SACK,
-    ``reno_sack="ns3"``), TcpCubic's arithmetic as ns-3 3.44 has it, and the truth's state taken
+    ``bookkeeping="ns3"``), TcpCubic's arithmetic as ns-3 3.44 has it, and the truth's state taken
     before each ACK (docs/replay.md has the before/after table)."""
     model, opts = settings(run)
     inf = infer_capture(str(NS3 / run / "sender.pcap"), [model], opts)

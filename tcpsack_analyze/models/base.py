@@ -110,14 +110,19 @@ class SenderOptions:
             and ends the RTO state.
         expunge_sack_on_rto: drop the SACK information on an RTO (RFC 2018's SHOULD; Linux keeps
             it).
-        reno_sack: how the SACK models emulate SACK from duplicate ACKs when the receiver sends
-            none: ``"linux"`` (``tcp_add_reno_sack``: one segment per duplicate ACK, those a
-            cumulative ACK covers taken away, all forgotten when recovery ends or in the RTO
-            state) or ``"ns3"`` (ns-3's ``TcpTxBuffer::AddRenoSack``: the same count, but kept
-            when recovery ends; none added in the RTO state; a cumulative ACK that lands on an
-            emulated segment marks the new head lost (``DiscardUpTo``, ``MarkHeadAsLost``), and the
-            first duplicate ACK then starts recovery (RFC 6675 step (2), ``IsLost(HighACK + 1)``);
-            on entering recovery ssthresh counts the head as in flight, ``BytesInFlight + SMSS``).
+        bookkeeping: the SACK models' bookkeeping where ns-3 departs from the RFCs: ``"rfc"``
+            (RFC 6675 and RFC 6937; SACK from a receiver that sends none emulated as Linux's
+            ``tcp_add_reno_sack``: one segment per duplicate ACK, those a cumulative ACK covers
+            taken away, all forgotten when recovery ends or in the RTO state) or ``"ns3"`` (ns-3
+            3.44's ``TcpSocketBase`` and ``TcpTxBuffer``): the emulated count is kept when
+            recovery ends, none is added in the RTO state and an RTO drops them
+            (``ResetRenoSack``); a cumulative ACK that lands on an emulated segment marks the new
+            head lost (``DiscardUpTo``, ``MarkHeadAsLost``), which is resent outside recovery and
+            lets the next duplicate ACK start recovery (``IsLost(HighACK + 1)``); ssthresh from the
+            pipe is half of ``BytesInFlight`` (outstanding less emulated); PRR's DeliveredData of
+            a duplicate ACK is one segment more than it SACKs (while below RecoverFS), and without
+            SACK PRR reads the pipe from before the duplicate ACK's emulated segment
+            (:meth:`~tcpsack_analyze.models.sack.Sack._recovery_ack`).
         hystart: CUBIC leaves slow start early by HyStart's ACK-train and delay-increase tests
             (Ha and Rhee 2011; Linux's default).
         cubic_arithmetic: how CUBIC counts: ``"octets"`` (RFC 8312 on a window of octets,
@@ -152,7 +157,7 @@ class SenderOptions:
     k: int = 2
     undo: bool = False
     expunge_sack_on_rto: bool = True
-    reno_sack: str = "linux"
+    bookkeeping: str = "rfc"
     hystart: bool = False
     cubic_arithmetic: str = "octets"
 
@@ -167,8 +172,8 @@ class SenderOptions:
             raise ValueError(f"full_ack_cwnd must be 'flight' or 'ssthresh', not {self.full_ack_cwnd!r}")
         if self.cubic_arithmetic not in ("octets", "linux", "ns3"):
             raise ValueError(f"cubic_arithmetic must be 'octets', 'linux' or 'ns3', not {self.cubic_arithmetic!r}")
-        if self.reno_sack not in ("linux", "ns3"):
-            raise ValueError(f"reno_sack must be 'linux' or 'ns3', not {self.reno_sack!r}")
+        if self.bookkeeping not in ("rfc", "ns3"):
+            raise ValueError(f"bookkeeping must be 'rfc' or 'ns3', not {self.bookkeeping!r}")
         if self.reduction not in ("prr", "classic"):
             raise ValueError(f"reduction must be 'prr' or 'classic', not {self.reduction!r}")
         for f in fields(self):
@@ -193,7 +198,7 @@ class SenderOptions:
         minimum RTO are a scenario's settings: set ``initial_ssthresh``, ``reduction`` and
         ``rto_min_s`` to match."""
         return cls(ca_growth="per_ack", ssthresh_from="pipe", expunge_sack_on_rto=False, cubic_arithmetic="ns3",
-                   hystart=True, full_ack_cwnd="ssthresh", reno_sack="ns3")
+                   hystart=True, full_ack_cwnd="ssthresh", bookkeeping="ns3")
 
     @classmethod
     def linux(cls) -> SenderOptions:
@@ -245,7 +250,7 @@ class SenderModel(ABC):
         self._sack_seen = False  # the receiver has sent SACK blocks
         self._undo: tuple[int, int] | None = None  # (cwnd, ssthresh) before the last RTO
         self._undo_tsval: int | None = None  # TSval of the first retransmission after it
-        self._head_lost_at: int | None = None  # reno_sack="ns3": HighACK when its segment was marked lost
+        self._head_lost_at: int | None = None  # bookkeeping="ns3": HighACK when its segment was marked lost
         self.pipe_after_send = 0  # :attr:`pipe` after the last :meth:`on_send` (saves a caller asking again)
         self.emulated_now = 0  # octets the last ACK was taken to SACK (emulated from a duplicate ACK)
 
@@ -296,7 +301,7 @@ class SenderModel(ABC):
 
     @property
     def head_marked_lost(self) -> bool:
-        """``reno_sack="ns3"``: the segment at the cumulative ACK is marked lost (a cumulative ACK
+        """``bookkeeping="ns3"``: the segment at the cumulative ACK is marked lost (a cumulative ACK
         landed on an emulated SACKed segment): ns-3 resends it as soon as the window allows, in any
         state (RFC 6675 NextSeg rule 1), and the next duplicate ACK starts recovery."""
         return self._head_lost_at is not None and self._head_lost_at == self.board.high_ack
@@ -409,7 +414,7 @@ class SenderModel(ABC):
             return ()
         if self._sack_seen or not ack.dup:
             return ack.sack
-        if self.state is LOSS and self.options.reno_sack == "ns3":
+        if self.state is LOSS and self.options.bookkeeping == "ns3":
             return ()  # ns-3's DupAck ignores duplicate ACKs in CA_LOSS
         high_ack = max(self.board.high_ack, ack.ack)
         start = max(high_ack + self.smss, self.board.high_sack or 0)
@@ -421,15 +426,15 @@ class SenderModel(ABC):
         the emulated segments the cumulative ACK passed are gone, and the others are laid out
         again above the new first hole (Linux's ``tcp_remove_reno_sacks``: one ACKed segment was
         the hole, each other had caused a duplicate ACK); all are forgotten when the ACK ends
-        recovery or comes in the RTO state (``tcp_reset_reno_sack``); with ``reno_sack="ns3"`` they are
+        recovery or comes in the RTO state (``tcp_reset_reno_sack``); with ``bookkeeping="ns3"`` they are
         kept when recovery ends, and a new head that was one of them is marked lost."""
         board = self.board
-        if self.state is LOSS or (res.exited_recovery and self.options.reno_sack == "linux"):
+        if self.state is LOSS or (res.exited_recovery and self.options.bookkeeping == "rfc"):
             board.relay_sacked(board.high_data)
             return
         landed = board.sacked_bytes > 0  # the new head was one of the emulated segments
         board.relay_sacked(board.high_ack + self.smss)
-        if landed and self.options.reno_sack == "ns3":
+        if landed and self.options.bookkeeping == "ns3":
             self._head_lost_at = board.high_ack
 
     def on_timeout(self, now: int) -> None:
@@ -455,7 +460,7 @@ class SenderModel(ABC):
         self._after_rto = True
         self._ca_credit = 0.0
         self._timed = None
-        if self.uses_sack and not self._sack_seen and self.options.reno_sack == "ns3":
+        if self.uses_sack and not self._sack_seen and self.options.bookkeeping == "ns3":
             self.board.relay_sacked(self.board.high_data)  # ResetRenoSack: the emulated ones go
         self.board.on_rto(now, self.options.expunge_sack_on_rto)
 
@@ -485,7 +490,7 @@ class SenderModel(ABC):
             pipe = self.pipe
             if not self.uses_sack:  # ns-3 counts each duplicate ACK as a SACKed segment (AddRenoSack)
                 pipe = max(0, pipe - self.dup_acks * self.smss)
-            elif not self._sack_seen and self.options.reno_sack == "ns3":
+            elif not self._sack_seen and self.options.bookkeeping == "ns3":
                 # ns-3's BytesInFlight over its emulated scoreboard: the head, marked lost, is
                 # counted back in as retransmitted or (EnterRecovery) "in flight" for compatibility
                 pipe = self.board.outstanding - self.board.sacked_bytes

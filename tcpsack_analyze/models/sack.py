@@ -39,15 +39,23 @@ class Sack(SenderModel):
             self._grow(res, ack.time_ns)
 
     def _recovery_ack(self, res: AckResult) -> None:
-        """An ACK inside recovery: PRR sets cwnd; the classic reduction leaves it alone. ns-3
-        without SACK (``reno_sack="ns3"``) gives PRR the pipe from before a duplicate ACK's
-        emulated SACK (``m_bytesInFlight`` is refreshed before ``DupAck`` adds it), so each
-        duplicate ACK lets one segment out whatever PRR's count says."""
+        """An ACK inside recovery: PRR sets cwnd; the classic reduction leaves it alone.
+
+        ns-3 (``bookkeeping="ns3"``, ``TcpPrrRecovery::DoRecovery`` as ``TcpSocketBase`` calls
+        it): without SACK, PRR gets the pipe from before a duplicate ACK's emulated SACK
+        (``m_bytesInFlight`` is refreshed before ``DupAck`` adds it), so each duplicate ACK lets
+        one segment out whatever PRR's count says; with SACK, a duplicate ACK's DeliveredData is
+        the octets it SACKs plus one segment (while prr_delivered < RecoverFS), so ns-3's PRR
+        sends up to twice RFC 6937's during recovery."""
         if self._prr is not None:
             pipe = self.pipe
-            if self.emulated_now and self.options.reno_sack == "ns3":
+            delivered = res.delivered
+            if self.emulated_now and self.options.bookkeeping == "ns3":
                 pipe += self.emulated_now
-            self.cwnd = self._prr.on_ack(res.delivered, pipe)
+            elif (self._sack_seen and res.duplicate and self.options.bookkeeping == "ns3"
+                  and self._prr.delivered < self._prr.recover_fs):
+                delivered += self.smss  # DupAck's DoRecovery adds a segment to the SACKed octets
+            self.cwnd = self._prr.on_ack(delivered, pipe)
 
     def _exit_recovery(self) -> None:
         self.cwnd = self.ssthresh

@@ -10,7 +10,7 @@ to the model (``on_send``), so the same model code runs both loops:
 * a NewReno partial ACK resends the first unacknowledged segment (RFC 6582 section 3.2 step 5);
 * with SACK, in recovery, RFC 6675 NextSeg() chooses: lost holes first, then new data, then the
   other holes, then one rescue retransmission (:meth:`~tcpsack_analyze.scoreboard.Scoreboard.next_seg`);
-* a head the model marked lost outside recovery (``reno_sack="ns3"``: ns-3's emulated SACK,
+* a head the model marked lost outside recovery (``bookkeeping="ns3"``: ns-3's emulated SACK,
   :attr:`~tcpsack_analyze.models.base.SenderModel.head_marked_lost`) is resent once, window
   permitting, before new data (NextSeg rule 1 in any state, as ns-3's ``SendPendingData``);
 * after a timeout (state ``loss``, also Tahoe's fast retransmit), go-back-N from the cumulative
