@@ -202,3 +202,24 @@ def test_ns3_prr_counts_a_segment_more_per_duplicate_ack() -> None:
 
     assert seen["rfc"] == [cwnd(6000, 2000), cwnd(5000, 3000), cwnd(4000, 4000)]
     assert seen["ns3"] == [cwnd(6000, 3000), cwnd(5000, 5000), cwnd(4000, 7000)]
+
+
+def test_ns3_restarts_the_timer_on_the_first_partial_ack_only() -> None:
+    """ns-3's NewAck(ack, m_isFirstPartialAck): in recovery only the first partial ACK restarts
+    the retransmission timer (RFC 6582's Impatient variant), so a long run of partial ACKs ends
+    in an RTO; the RFCs' sender restarts it on every ACK of new data (RFC 6298 5.3)."""
+    deadlines = {}
+    for bookkeeping in ("rfc", "ns3"):
+        m = model_class("sack")(SMSS, SenderOptions(bookkeeping=bookkeeping))
+        m.on_send(send(0, 0, count=10))
+        for i in range(3):  # 0, 4 and 8 lost; 1-3, 5-7 and 9 SACKed
+            m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),)))
+        m.on_ack(ack(103, 0, sack=((1, 4), (5, 8), (9, 10))))
+        assert m.state is State.RECOVERY
+        m.on_ack(ack(200, 4, sack=((5, 8), (9, 10))))  # partial ACKs: 0 repaired, then 4
+        first = m.rto_deadline_ns
+        m.on_ack(ack(300, 8, sack=((9, 10),)))
+        assert m.state is State.RECOVERY
+        deadlines[bookkeeping] = (first, m.rto_deadline_ns)
+    assert deadlines["ns3"][1] == deadlines["ns3"][0]
+    assert deadlines["rfc"][1] == deadlines["rfc"][0] + 100 * 1_000_000

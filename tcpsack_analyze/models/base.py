@@ -250,6 +250,7 @@ class SenderModel(ABC):
         self._sack_seen = False  # the receiver has sent SACK blocks
         self._undo: tuple[int, int] | None = None  # (cwnd, ssthresh) before the last RTO
         self._undo_tsval: int | None = None  # TSval of the first retransmission after it
+        self._partial_acked = False  # bookkeeping="ns3": a partial ACK of this recovery restarted the timer
         self._head_lost_at: int | None = None  # bookkeeping="ns3": HighACK when its segment was marked lost
         self.pipe_after_send = 0  # :attr:`pipe` after the last :meth:`on_send` (saves a caller asking again)
         self.emulated_now = 0  # octets the last ACK was taken to SACK (emulated from a duplicate ACK)
@@ -377,7 +378,12 @@ class SenderModel(ABC):
         self.rwnd = ack.win
         if res.cumulative:
             self._rtt_sample(ack, now)
-            self.timer.on_new_ack(now, board.outstanding > 0, self._linear())
+            # ns-3 restarts the timer on the first partial ACK of a recovery only (RFC 6582's
+            # Impatient variant: NewAck(ack, m_isFirstPartialAck)); the RFCs on every new ACK
+            partial = self.options.bookkeeping == "ns3" and self.state is RECOVERY and board.in_recovery
+            if not (partial and self._partial_acked):
+                self.timer.on_new_ack(now, board.outstanding > 0, self._linear())
+            self._partial_acked = partial
             if board.high_ack >= self._round_end:
                 self._flight_max = [self._flight_max[1], 0]
                 self._round_end = board.high_data

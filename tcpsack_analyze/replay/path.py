@@ -58,9 +58,13 @@ class PathFit:
 def delivered(events: EventBatch, smss: int) -> tuple[np.ndarray, np.ndarray]:
     """(ACK times, octets delivered by then) of a direction: the cumulative ACK plus the octets
     SACKed above it, kept by the one scoreboard (RFC 6675 Update()), or, from a receiver that
-    does not SACK, one SMSS per duplicate ACK (as Linux's ``tcp_add_reno_sack``); never less than
-    before. So the cumulative ACK's jump at the end of a recovery is not a burst of delivery."""
+    does not SACK, one SMSS per duplicate ACK (as Linux's ``tcp_add_reno_sack``), up to HighData;
+    never less than before. So the cumulative ACK's jump at the end of a recovery is not a burst of delivery."""
     acks = np.flatnonzero(events.is_ack & (events.ack >= 0))
+    # HighData by each ACK: an emulated segment never lies beyond what was sent (duplicate ACKs
+    # of spurious resends would otherwise count as delivery past the end of the data)
+    sent_end = np.where(events.is_data, events.end, 0)
+    high_data = np.maximum.accumulate(sent_end)[acks] if acks.size else sent_end[:0]
     board = Scoreboard(smss)
     out = np.empty(acks.size, np.int64)
     best = 0
@@ -68,7 +72,9 @@ def delivered(events: EventBatch, smss: int) -> tuple[np.ndarray, np.ndarray]:
         blocks = events.blocks(i)
         board.update(int(events.ack[i]), blocks)
         if events.dup[i] and not blocks:
-            board.update(board.high_ack, [(board.high_ack + smss, board.high_ack + 2 * smss + board.sacked_bytes)])
+            end = min(board.high_ack + 2 * smss + board.sacked_bytes, int(high_data[k]))
+            if end > board.high_ack + smss:
+                board.update(board.high_ack, [(board.high_ack + smss, end)])
         best = max(best, board.high_ack + board.sacked_bytes)
         out[k] = best
     return events.time_ns[acks], out
