@@ -183,8 +183,8 @@ def test_ns3_emulated_sack_survives_the_end_of_recovery_and_goes_on_an_rto() -> 
 def test_ns3_prr_counts_a_segment_more_per_duplicate_ack() -> None:
     """ns-3's TcpPrrRecovery, called from DupAck with isDupAck: DeliveredData is the octets the
     ACK SACKs plus one segment while prr_delivered < RecoverFS (ns-3's pipe at entry, 6
-    segments here). Ten segments, 0 lost, SACKs for 1-3 start recovery (ssthresh 3.5), 0 is
-    resent; SACKs for 4, 5, 6: prr_delivered 2, 3, 4 segments by RFC 6937, 3, 5, 7 by ns-3, and
+    segments here: 10 less 3 SACKed less 0, lost). Ten segments, 0 lost, SACKs for 1-3 start
+    recovery (ssthresh 3, half that pipe), 0 is resent; SACKs for 4, 5, 6: prr_delivered 2, 3, 4 segments by RFC 6937, 3, 5, 7 by ns-3, and
     cwnd = pipe + ceil(prr_delivered * ssthresh / RecoverFS) - prr_out."""
     seen = {}
     for bookkeeping in ("rfc", "ns3"):
@@ -198,7 +198,7 @@ def test_ns3_prr_counts_a_segment_more_per_duplicate_ack() -> None:
             m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),)))
             seen[bookkeeping].append(m.cwnd)
     def cwnd(pipe: int, delivered: int) -> int:
-        return pipe - (-delivered * 3500 // 6000) - 1000
+        return pipe - (-delivered * 3000 // 6000) - 1000
 
     assert seen["rfc"] == [cwnd(6000, 2000), cwnd(5000, 3000), cwnd(4000, 4000)]
     assert seen["ns3"] == [cwnd(6000, 3000), cwnd(5000, 5000), cwnd(4000, 7000)]

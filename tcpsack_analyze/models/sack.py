@@ -78,10 +78,10 @@ class Sack(SenderModel):
         if not self.board.can_enter_recovery:
             return False
         self._pipe_at_entry = self.pipe
+        self._reduce()  # from the pipe before the fast retransmission is marked sent (HighRxt)
         self.board.enter_recovery(now)
         self.state = RECOVERY
         self.recoveries += 1
-        self._reduce()
         return True
 
     def _on_sent(self, length: int, resent: bool) -> None:
