@@ -198,10 +198,9 @@ def test_receiver_side_thin_stream_and_fitted_ge() -> None:
     pace with the observed application; ``ge`` replays the report's Gilbert-Elliott fit."""
     d = replay_capture(str(ROOT / "sample_traces/lab_receiver_side/receiver.pcap"), ["sack"]).directions[0]
     assert d.vantage == "near receiver" and d.fit is not None and d.fit.path.rtt_ns > 45 * MS
-    assert "turnaround to the sender" in d.fit.notes[0] and d.fit.path.queue is None
-    # no queue in the RTT samples: the link's rate from the ACK clock only (the lab's veth and
-    # netem, about 70 MB/s here: it spaces nothing that matters)
-    assert d.fit.path.rate_Bps is not None and d.fit.path.rate_Bps > 50e6 and "(the ACK clock)" in d.fit.notes[1]
+    # no queue in the RTT samples, and an ACK clock of 70 MB/s, over 100 x the transfer's goodput:
+    # the capture host's timing, no link
+    assert "turnaround to the sender" in d.fit.notes[0] and d.fit.path.rate_Bps is None
     thin = replay_capture(str(ROOT / "sample_traces/lab_thin_stream/sender.pcap"), ["reno"], app="observed").directions[0]
     assert thin.observed is not None and thin.fit is not None and thin.fit.smss == 100
     o = thin.runs[0].outcome

@@ -12,11 +12,6 @@ says which is which (``notes``):
   stretches a few samples by its timer, up to 200-500 ms): the rate is the fastest delivery over any one
   base RTT (octets cumulatively ACKed or SACKed over a window of one base RTT, the way BBR
   estimates BtlBw), the queue the 90th-percentile queueing delay at that rate, in segments.
-  When they show none and the receiver SACKs, the rate is the fastest delivery over
-  :data:`TRAIN_SEGMENTS` segments (:func:`train_rate`, the ACK clock's spacing) with no queue
-  limit: a window that never fills a long path hides the queue from the RTT samples, but the
-  link still spaces its packets, and a replay without it sends and ACKs whole windows at one
-  instant (ns-3's 10 Mbit/s dumbbell at 250 ms: 1.21 MB/s measured, 1.20 MB/s of payload).
   Otherwise there is no bottleneck (the sender's window and the losses set the pace), and the
   notes say so;
 * receiver: SACK when the ACKs carried SACK blocks; delayed ACKs unless most of the ACKs that
@@ -40,7 +35,6 @@ from tcpsack_analyze.replay.simulate import NS, Path
 from tcpsack_analyze.scoreboard import Scoreboard
 
 QUEUE_SHOWN = 1.2  # 90th-percentile RTT / smallest at least this: the capture shows a queue
-TRAIN_SEGMENTS = 16  # a packet train: the bottleneck's spacing shows over this many segments delivered
 IN_ORDER_ACKS_MIN = 20  # in-order ACKs needed to read the receiver's ACK pattern from them
 DEFAULT_DELACK_MS = 40.0
 
@@ -78,25 +72,6 @@ def delivered(events: EventBatch, smss: int) -> tuple[np.ndarray, np.ndarray]:
         best = max(best, board.high_ack + board.sacked_bytes)
         out[k] = best
     return events.time_ns[acks], out
-
-
-def train_rate(events: EventBatch, smss: int) -> float | None:
-    """The fastest delivery (:func:`delivered`) over any :data:`TRAIN_SEGMENTS` segments, in
-    octets/s: the bottleneck's rate as the ACK clock shows it (packet trains; cf. packet-pair
-    estimates), where the RTT samples show no queue (a long RTT hides the queueing of a window
-    that never fills the path). Only from SACK blocks: the count a receiver without SACK gives,
-    one segment per duplicate ACK, is not exact enough for short trains (it reads ns-3's
-    10 Mbit/s link as 20). None when there are not that many segments."""
-    t, cum = delivered(events, smss)
-    if t.size < 2:
-        return None
-    j = np.searchsorted(cum, cum + TRAIN_SEGMENTS * smss, side="left")
-    ok = j < cum.size
-    span = t[j[ok]] - t[ok]
-    good = span > 0
-    if not good.any():
-        return None
-    return float(((cum[j[ok]] - cum[ok])[good] / span[good]).max()) * NS
 
 
 def acks_every_segment(events: EventBatch, smss: int) -> tuple[bool, float] | None:
@@ -165,12 +140,6 @@ def fit_path(
             notes.append(f"bottleneck {rate * 8 / 1e6:.3g} Mbit/s: fastest delivery over one base RTT; "
                          f"queue {queue} segments: 90th-percentile RTT - smallest at that rate")
     sack = bool((events.nsack > 0).any())
-    if rate is None and sack:
-        rate = train_rate(events, smss)
-        if rate is not None:
-            notes.append(f"bottleneck {rate * 8 / 1e6:.3g} Mbit/s: fastest delivery over {TRAIN_SEGMENTS} segments "
-                         f"(the ACK clock); no queue limit: the RTT samples show no queue (90th percentile < "
-                         f"{QUEUE_SHOWN:g} x smallest)")
     if rate is None:
         notes.append("no bottleneck: the RTT samples show no queue (90th percentile < "
                      f"{QUEUE_SHOWN:g} x smallest)")
@@ -191,5 +160,4 @@ def fit_path(
     return PathFit(path, smss, octets, tuple(notes))
 
 
-__all__ = ["DEFAULT_DELACK_MS", "IN_ORDER_ACKS_MIN", "QUEUE_SHOWN", "TRAIN_SEGMENTS", "PathFit", "acks_every_segment", "delivery_rate",
-           "fit_path", "train_rate"]
+__all__ = ["DEFAULT_DELACK_MS", "IN_ORDER_ACKS_MIN", "QUEUE_SHOWN", "PathFit", "acks_every_segment", "delivery_rate", "fit_path"]
