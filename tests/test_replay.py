@@ -15,12 +15,12 @@ from tcpbuild import Conversation
 
 from tcpsack_analyze.cli import main
 from tcpsack_analyze.events import EventBatch
-from tcpsack_analyze.models import SenderOptions
+from tcpsack_analyze.models import SenderOptions, model_class
 from tcpsack_analyze.replay.capture import replay_capture
 from tcpsack_analyze.replay.loss import LossSpec, ObservedLoss, lost_copies, parse
 from tcpsack_analyze.replay.path import IN_ORDER_ACKS_MIN, acks_every_segment
 from tcpsack_analyze.replay.receiver import Receiver
-from tcpsack_analyze.replay.sender import Application
+from tcpsack_analyze.replay.sender import Application, Sender
 from tcpsack_analyze.replay.simulate import Path
 from tcpsack_analyze.replay.whatif import replay_model, replay_models
 
@@ -324,3 +324,19 @@ def test_the_receivers_ack_pattern_is_read_from_its_in_order_acks() -> None:
     assert acks_every_segment(stream(2, 30, dups=40), 1000) == (False, 0.0)
     assert acks_every_segment(stream(1, 30), 1000) == (True, 1.0)
     assert acks_every_segment(stream(1, IN_ORDER_ACKS_MIN - 1), 1000) is None
+
+
+def test_ns3_bookkeeping_resends_the_head_on_every_partial_ack() -> None:
+    """ns-3's ProcessAck calls DoRetransmit on a partial ACK, SACK or not: the replay's sender
+    resends the new head at once with bookkeeping="ns3". With the RFCs' (emulated SACK, one
+    duplicate ACK's segment above the new hole) the head is not yet lost and waits."""
+    starts = {}
+    for name, opts in (("rfc", SenderOptions()), ("ns3", SenderOptions.ns3())):
+        sender = Sender(model_class("sack")(SMSS, opts), Application(20 * SMSS))
+        sender.transmit(0)
+        for i in range(3):  # segment 0 lost: three duplicate ACKs, fast retransmit
+            sender.on_ack(ack(100 + i, 0, dup=True))
+            sender.transmit((100 + i) * MS)
+        sender.on_ack(ack(200, 4))  # partial ACK: segment 4 lost too
+        starts[name] = [s.start for s in sender.transmit(200 * MS)]
+    assert starts == {"rfc": [], "ns3": [1 + 4 * SMSS]}

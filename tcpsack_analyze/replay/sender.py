@@ -7,7 +7,9 @@ to the model (``on_send``), so the same model code runs both loops:
 
 * entering fast recovery, the first unacknowledged segment goes at once (RFC 5681 section 3.2
   step 2 "fast retransmit", RFC 6675 section 5 step (4.3)), whatever cwnd says;
-* a NewReno partial ACK resends the first unacknowledged segment (RFC 6582 section 3.2 step 5);
+* a NewReno partial ACK resends the first unacknowledged segment (RFC 6582 section 3.2 step 5),
+  and so does any partial ACK with ``bookkeeping="ns3"`` (ns-3's ``ProcessAck`` calls
+  ``DoRetransmit`` on a partial ACK, SACK or not; with SACK unless the segment was resent already);
 * with SACK, in recovery, RFC 6675 NextSeg() chooses: lost holes first, then new data, then the
   other holes, then one rescue retransmission (:meth:`~tcpsack_analyze.scoreboard.Scoreboard.next_seg`);
 * a head the model marked lost outside recovery (``bookkeeping="ns3"``: ns-3's emulated SACK,
@@ -115,9 +117,12 @@ class Sender:
             self._gbn = m.board.high_ack  # Tahoe: fast retransmit, then go-back-N in slow start
         elif m.state is RECOVERY and before_state is not RECOVERY:
             self._head_due = True  # fast retransmit
-        elif (m.state is RECOVERY and before_state is RECOVERY and not m.uses_sack
-              and m.board.high_ack > before_una):
-            self._head_due = True  # NewReno partial ACK (Reno leaves recovery on it)
+        elif (m.state is RECOVERY and before_state is RECOVERY and m.board.high_ack > before_una
+              and (not m.uses_sack or (m.options.bookkeeping == "ns3"
+                                       and (not m.receiver_sacks or m.board.high_ack >= m.board.high_rxt)))):
+            # NewReno partial ACK (Reno leaves recovery on it); ns-3 resends the new head on any
+            # partial ACK (DoRetransmit), with SACK unless it was resent already
+            self._head_due = True
         if m.state is not LOSS:
             self._gbn = None
 
