@@ -15,15 +15,22 @@ pub mod error;
 pub mod events;
 pub mod flow;
 pub mod framing;
+pub mod ge;
+pub mod loss;
 pub mod options;
 pub mod rangeset;
 pub mod reader;
 pub mod rfc6298;
 pub mod rtt_sampler;
+pub mod scoreboard;
 pub mod seq;
 pub mod source;
 
 #[cfg(feature = "python")]
 mod py_flow;
+#[cfg(feature = "python")]
+mod py_ge;
+#[cfg(feature = "python")]
+mod py_loss;
 #[cfg(feature = "python")]
 mod python;

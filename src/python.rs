@@ -218,5 +218,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ReadError", m.py().get_type::<ReadError>())?;
     m.add("SUPPORTED_LINKTYPES", SUPPORTED.to_vec())?;
     crate::py_flow::register(m)?;
+    crate::py_loss::register(m)?;
+    crate::py_ge::register(m)?;
     Ok(())
 }

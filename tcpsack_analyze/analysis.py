@@ -17,7 +17,7 @@ import dataclasses
 import heapq
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +25,7 @@ import numpy as np
 from tcpsack_analyze.events import Dir, EventBatch, StreamFacts
 from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, CoreFlows, Finished, Touched
 from tcpsack_analyze.loss import records as rec
-from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all, gilbert_estimate
+from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
 from tcpsack_analyze.loss.summary import LossTotals, combine
 from tcpsack_analyze.loss.tracker import LossResult, LossTracker
@@ -179,15 +179,10 @@ class ReportStream:
     report of connection 7 waits while connection 3 is open), and what the loss totals pool: the
     loss records of the directions that had any, and one count per connection.
 
-    The Gilbert-Elliott fits of a capture's loss sequences
-    (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`) are made together at the
-    end, as before streaming: the batched EM shares its passes between fits, and where the
-    likelihood is flat a fit's stopping point moves (in the 4th-5th digit) with the batch it is
-    in. So the first connection with a loss sequence to fit (a direction with a loss and enough
-    transmissions) and every one after it are held, as frozen results, until the end of the
-    capture; before it, reports stream. A capture of loss-free short connections streams
-    throughout; one with losses holds its results (a few hundred bytes to a few KB each, plus
-    their loss records) from its first lossy connection on.
+    The Gilbert-Elliott fits of a connection's loss sequences
+    (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`) are made as its group of
+    finished connections comes out, one call for the group: each fit depends on its own sequence
+    only, so the reports stream whether or not the capture has losses.
     """
 
     def __init__(self, pipe: _Pipeline, on_result: Callable[[ConnectionResult], None] | None, packets: bool) -> None:
@@ -221,19 +216,13 @@ class ReportStream:
         return self._totals
 
     def _reports(self) -> Iterator[ConnectionReport]:
-        held: list[ConnectionResult] = []  # from the first one with a loss sequence to fit, in id order
         for group in self._pipe.finished_in_order(self._packets, self.packet_parts):
-            for res in group:
-                if held or any(r.lost_flags.any() and gilbert_estimate(r.lost_flags) is not None for r in res.loss):
-                    held.append(res)
-                else:
-                    yield self._report(res, (None, None))
+            fits = fit_gilbert_elliott_all([r.lost_flags for res in group for r in res.loss])
+            fits.reverse()
+            group.reverse()
+            while group:
+                yield self._report(group.pop(), (fits.pop(), fits.pop()))
             del group
-        fits = fit_gilbert_elliott_all([r.lost_flags for res in held for r in res.loss])
-        held.reverse()
-        fits.reverse()
-        while held:
-            yield self._report(held.pop(), (fits.pop(), fits.pop()))
         pipe = self._pipe
         self._totals = combine(self._lossy, self._dupacks.tolist(), self._data_directions)
         self._capture = capture_info(pipe.status, pipe.tcp_packets)
@@ -389,8 +378,7 @@ def connection_rows(c: ConnectionReport) -> list[dict[str, object]]:
     rows = []
     for d in (c.a2b, c.b2a):
         row: dict[str, object] = {"conn": c.id, "epoch": c.epoch, "a": f"{c.a_addr}:{c.a_port}", "b": f"{c.b_addr}:{c.b_port}", "state": c.state}
-        for k, v in asdict(d).items():
-            _flatten(k, v, row)
+        _flatten("", d, row)
         rows.append(row)
     return rows
 
@@ -398,7 +386,15 @@ def connection_rows(c: ConnectionReport) -> list[dict[str, object]]:
 def _flatten(name: str, value: object, row: dict[str, object]) -> None:
     """Nested report fields as flat columns: ``loss_rtd_ms_median``, ``loss_by_trigger_fast``,
     ``loss_pattern_gilbert_elliott_p``. Histograms become one ``"length:count ..."`` string; the
-    counts of the loss section get a column for every possible key (0 when absent)."""
+    counts of the loss section get a column for every possible key (0 when absent). A nested
+    report object (a dataclass) is read field by field, as the dict ``dataclasses.asdict`` would
+    make of it, without its deep copies; ``name`` "" flattens the fields of ``value`` itself."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if not name and isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(k, v, row)
+        return
     if isinstance(value, dict):
         if name.endswith("_histogram"):
             row[name] = " ".join(f"{k}:{v}" for k, v in sorted(value.items()))

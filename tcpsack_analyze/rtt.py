@@ -16,7 +16,8 @@ Two things live here, each once:
   loss tracker folds into its estimate; :meth:`RttSampler.finish` returns every sample kept.
 
 * :class:`Rfc6298`, the smoothed RTT / RTT variance estimator of RFC 6298 section 2, used by the
-  loss tracker and the sender models; it never reads a clock.
+  loss tracker and the sender models; it never reads a clock. It is the compiled core's
+  (``src/rfc6298.rs``), one implementation for both.
 """
 from __future__ import annotations
 
@@ -28,49 +29,13 @@ from tcpsack_analyze import _core
 from tcpsack_analyze.events import EventBatch
 from tcpsack_analyze.stats import SampleBag
 
-ALPHA = 0.125  # RFC 6298 section 2.3
-BETA = 0.25
-K = 4
-
-
-@dataclass
-class Rfc6298:
-    """SRTT and RTTVAR of RFC 6298 section 2 (floats, in the unit of the samples)."""
-
-    srtt: float | None = None
-    rttvar: float | None = None
-
-    def update(self, r: float) -> None:
-        """Fold one measurement in: 2.2 for the first, 2.3 for the others (RTTVAR first)."""
-        if self.srtt is None or self.rttvar is None:
-            self.srtt, self.rttvar = float(r), r / 2.0
-        else:
-            self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - r)
-            self.srtt = (1 - ALPHA) * self.srtt + ALPHA * r
-
-    def update_all(self, samples: list[int] | list[float]) -> float:
-        """Fold measurements in, in order (as :meth:`update` each); returns the largest SRTT
-        reached on the way. One loop with local variables: the loss tracker folds in every
-        data/ACK sample of a capture."""
-        srtt, var = self.srtt, self.rttvar
-        top = -1.0
-        for r in samples:
-            if srtt is None or var is None:
-                srtt, var = float(r), r / 2.0
-            else:
-                var = (1 - BETA) * var + BETA * abs(srtt - r)
-                srtt = (1 - ALPHA) * srtt + ALPHA * r
-            if srtt > top:
-                top = srtt
-        self.srtt, self.rttvar = srtt, var
-        return top
-
-    def rto(self, granularity: float, minimum: float = 0.0, maximum: float = float("inf")) -> float | None:
-        """RTO = SRTT + max(G, K * RTTVAR), kept within [minimum, maximum] (sections 2.2-2.5);
-        None before the first measurement (the caller's initial RTO applies, section 2.1)."""
-        if self.srtt is None or self.rttvar is None:
-            return None
-        return min(max(self.srtt + max(granularity, K * self.rttvar), minimum), maximum)
+Rfc6298 = _core.Rfc6298
+"""SRTT and RTTVAR of RFC 6298 section 2 (floats, in the unit of the samples), the compiled
+core's one estimator (``src/rfc6298.rs``), shared with the loss tracker: ``Rfc6298(srtt=None,
+rttvar=None)``; ``update(r)`` folds one measurement in (2.2 for the first, 2.3 for the others,
+RTTVAR first); ``update_all(samples)`` folds several in order and returns the largest SRTT
+reached on the way; ``rto(granularity, minimum=0.0, maximum=inf)`` is SRTT + max(G, 4 RTTVAR)
+within [minimum, maximum], None before the first measurement (section 2.1)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Golden outputs of every capture in tests/data and sample_traces, frozen before a refactor.
+"""Golden outputs of every capture in tests/data and sample_traces and of a 100k-packet benchmark capture, frozen before a refactor.
 
 One gzip-compressed JSON file per capture in ``tests/golden/``: the ``report --format json``
 document, the ``details --format json`` regions, and every loss table of
@@ -6,14 +6,22 @@ document, the ``details --format json`` regions, and every loss table of
 (``test_golden.py``) recomputes them and compares; a refactor that must keep the numbers keeps
 this file's output byte-for-byte, and a deliberate change regenerates the files and lists the
 difference in its commit (``python3 tests/golden_outputs.py --write``).
+
+The benchmark capture (issue 17: a capture like the benchmarks', 20 concurrent bulk transfers with
+1% loss, sequence wraps, fast and RTO retransmissions) is not committed (10 MB): it is generated
+by ``benchmarks/gen_synthetic.py`` (:func:`benchmark_capture`) and named :data:`BENCHMARK` in its
+golden file. Its digest is checked, so that a change of the generator (or of numpy's random
+streams) is told apart from a change of the analysis.
 """
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +29,11 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 GOLDEN = TESTS / "golden"
 TABLES = ("retransmissions_df", "episodes_df", "incidents_df", "lost_df", "fills_df", "bursts_df")
+#: The benchmark capture's name in its golden file, the generator's arguments (packets,
+#: connections, seed, loss) and the SHA-256 of the pcap they make.
+BENCHMARK = "benchmarks/synthetic_p100000_c20_s1_l0.01.pcap"
+BENCHMARK_ARGS = (100_000, 20, 1, 0.01)
+BENCHMARK_SHA256 = "68a385f0d2853120d19b4b94f1374c38fb2a479f8d2c096b39334e2b7d2ae7a5"
 
 
 def captures() -> list[Path]:
@@ -29,8 +42,27 @@ def captures() -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(ROOT).as_posix())
 
 
+def benchmark_capture(directory: Path) -> Path:
+    """Generate the benchmark capture in ``directory``; raise if it is not the one frozen."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gen_synthetic
+
+    path = directory / Path(BENCHMARK).name
+    gen_synthetic.generate(path, *BENCHMARK_ARGS)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != BENCHMARK_SHA256:
+        raise RuntimeError(f"benchmarks/gen_synthetic.py made a different capture (SHA-256 {digest}, "
+                           f"not {BENCHMARK_SHA256}): the generator or numpy's random streams changed")
+    return path
+
+
+def label(path: Path) -> str:
+    """How the golden files name a capture: its path in the repository (BENCHMARK for the generated one)."""
+    return BENCHMARK if path.name == Path(BENCHMARK).name else path.relative_to(ROOT).as_posix()
+
+
 def golden_name(path: Path) -> str:
-    return path.relative_to(ROOT).as_posix().replace("/", "__") + ".json.gz"
+    return label(path).replace("/", "__") + ".json.gz"
 
 
 def _plain(v: Any) -> Any:
@@ -71,17 +103,18 @@ def outputs(path: Path) -> dict[str, Any]:
 def encode(path: Path, doc: dict[str, Any]) -> bytes:
     """The golden bytes: sorted keys, and the capture named by its path in the repository."""
     text = json.dumps(doc, sort_keys=True, indent=0, default=str)
-    return text.replace(json.dumps(str(path))[1:-1], path.relative_to(ROOT).as_posix()).encode()
+    return text.replace(json.dumps(str(path))[1:-1], label(path)).encode()
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="(re)write the golden files")
-    ap.add_argument("paths", nargs="*", help="only these captures")
+    ap.add_argument("paths", nargs="*", help=f"only these captures ({BENCHMARK}: the generated one)")
     args = ap.parse_args()
     GOLDEN.mkdir(exist_ok=True)
-    todo = [Path(p).resolve() for p in args.paths] or captures()
-    for path in todo:
+    scratch = tempfile.TemporaryDirectory()
+    todo = [benchmark_capture(Path(scratch.name)) if p == BENCHMARK else Path(p).resolve() for p in args.paths]
+    for path in todo or [*captures(), benchmark_capture(Path(scratch.name))]:
         target = GOLDEN / golden_name(path)
         data = encode(path, outputs(path))
         if args.write:
@@ -89,7 +122,7 @@ def main() -> int:
             print(f"wrote {target.name} ({len(data)} bytes)")
         else:
             same = target.exists() and gzip.decompress(target.read_bytes()) == data
-            print(f"{'same' if same else 'DIFFERENT'} {path.relative_to(ROOT)}")
+            print(f"{'same' if same else 'DIFFERENT'} {label(path)}")
     return 0
 
 

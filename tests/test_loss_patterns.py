@@ -3,7 +3,8 @@ Gilbert-Elliott fits and the Mathis model.
 
 The vectorised burst and event code is checked against plain Python loops over random sequences
 (hypothesis), the fits against hand counts, a per-transmission reference forward-backward pass
-written out here, and long synthetic Gilbert-Elliott sequences with known parameters.
+written out here, and long synthetic Gilbert-Elliott sequences with known parameters (the fit's
+closed-form run powers are checked against squaring by the unit tests of src/ge.rs).
 """
 from __future__ import annotations
 
@@ -20,8 +21,6 @@ from tcpsack_analyze.loss.patterns import (
     START_MARGIN,
     achieved_percent,
     bursts,
-    _run_powers,
-    _run_powers_by_squaring,
     fit_gilbert_elliott,
     fit_gilbert_elliott_all,
     gilbert_estimate,
@@ -357,29 +356,6 @@ def test_fitting_together_is_fitting_apart() -> None:
         assert t.log_likelihood == pytest.approx(a.log_likelihood, rel=1e-12)
         assert [t.p, t.r, t.loss_good, t.loss_bad] == pytest.approx([a.p, a.r, a.loss_good, a.loss_bad], rel=1e-9, abs=1e-12)
     assert fit_gilbert_elliott_all([]) == []
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.one_of(st.just(0.0), st.floats(1e-9, 1.0)), min_size=4, max_size=4),  # EM's range
-    st.integers(1, 5000),
-    st.sampled_from([0.0, 1e-12, 1e-6, 1e-3, 0.1]),
-)
-def test_run_powers_in_closed_form_match_squaring(entries: list[float], length: int, nudge: float) -> None:
-    # The closed form (eigen-projections) against binary exponentiation of the block matrix, on
-    # non-negative 2 by 2 matrices, some with (almost) equal eigenvalues: diag(x, x + nudge).
-    a, b, c, d = entries
-    matrices = np.array([[[a, b], [c, d]], [[a, 0.0], [c * 1e-9, a + nudge]]])
-    if a + d == 0 or a + nudge == 0:  # EM's N always has a positive diagonal entry: N^k never vanishes
-        return
-    lengths = np.array([length, length])
-    power, scale, within = _run_powers(matrices, lengths)
-    power_sq, scale_sq, within_sq = _run_powers_by_squaring(matrices, lengths)
-    factor = np.exp(scale - scale_sq)  # the two scale differently
-    assert np.allclose(power * factor[:, None, None], power_sq, rtol=1e-9, atol=1e-12)
-    ends = np.random.default_rng(length).random((2, 2, 2))  # what the E step spreads over W
-    spread_sq = (ends[:, :, :, None, None] * within_sq).sum(axis=(1, 2))
-    assert np.allclose(within.spread(ends) * factor[:, None, None], spread_sq, rtol=1e-9, atol=1e-12)
 
 
 @settings(max_examples=60, deadline=None)

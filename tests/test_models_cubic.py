@@ -93,41 +93,62 @@ def test_linux_beta_in_integer_packets() -> None:
     assert m.ssthresh == 15 * 717 // 1024 * SMSS == 10 * SMSS  # bictcp_recalc_ssthresh
 
 
+def fill_and_ack(m: SenderModel, una: int, nxt: int, t: float, acks: int) -> list[int]:
+    """Keep cwnd full (ns-3 grows only while cwnd-limited) and ACK one segment per ms; cwnd
+    in segments after each ACK."""
+    grown = []
+    for _ in range(acks):
+        window = m.cwnd // SMSS
+        if una + window > nxt:
+            m.on_send(send(t, nxt, count=una + window - nxt, tsval=int(t)))
+            nxt = una + window
+        m.on_ack(ack(t + 100, una + 1, tsecr=int(t)))
+        una, t = una + 1, t + 1
+        grown.append(m.cwnd // SMSS)
+    return grown
+
+
 def test_ns3_arithmetic_counts_whole_segments() -> None:
     """ns-3's TcpCubic (cubic_arithmetic="ns3"): ssthresh = int(segments * 0.7), W_max in whole
     segments; in congestion avoidance one segment per cnt segments ACKed, cnt =
     segments // (target - segments), and the epoch starts at the first ACK after the loss."""
     m = after_loss(window=15, initial_window=15, cubic_arithmetic="ns3")
-    assert m.ssthresh == m.cwnd == 10 * SMSS  # int(15 * 0.7) = 10, not 10.5
+    assert m.ssthresh == 10 * SMSS  # int(15 * 0.7) = 10, not 10.5
     assert m._ns3_w_max == 15  # type: ignore[attr-defined]
-    # the recovery-ending ACK counted only the segments sent after recovery began (none): no growth
-    assert m.cwnd == 10 * SMSS and m.state is State.CONGESTION_AVOIDANCE
-    # 100 ms RTT: K = cbrt((15 - 10) / 0.4) = 2.32 s; at t = RTT the target is
-    # 15 - int(0.4 * 2.22^3) = 11, so cnt = 10 // 1 = 10 segments per increase
-    grown = []
+    # the ACK that ends recovery: cwnd = ssthresh, then IncreaseWindow with every segment it
+    # covers (ProcessAck leaving CA_RECOVERY: (ack - SND.UNA) / SMSS = 15). 100 ms RTT:
+    # K = cbrt((15 - 10) / 0.4) = 2.32 s; the target 15 - int(0.4 * (2.32 - 0.1)^3) = 11 gives
+    # cnt = 10 // 1 = 10: one segment, 5 left on the counter
+    assert m.cwnd == 11 * SMSS and m._ns3_count == 5 and m.state is State.CONGESTION_AVOIDANCE  # type: ignore[attr-defined]
+    # now cnt = 11 // (12 - 11) = 11: six more ACKs reach it
+    assert fill_and_ack(m, 15, 15, 300.0, 12) == [11] * 5 + [12] * 7
+
+
+def test_ns3_grows_only_while_cwnd_limited() -> None:
+    """ns-3 grows cwnd only when the last send left less than a segment of it free
+    (m_isCwndLimited, set in SendDataPacket): one segment at a time in a window of 11 does not."""
+    m = after_loss(window=15, initial_window=15, cubic_arithmetic="ns3")
     n, t = 15, 300.0
-    for _ in range(10):
+    for _ in range(12):
         m.on_send(send(t, n, tsval=int(t)))
         m.on_ack(ack(t + 100, n + 1, tsecr=int(t)))
-        grown.append(m.cwnd // SMSS)
+        assert m.cwnd == 11 * SMSS
         n, t = n + 1, t + 1
-    assert grown == [10] * 9 + [11]
 
 
-def test_ns3_clamps_cnt_before_the_first_loss_and_forgets_w_max_on_an_rto() -> None:
+def test_ns3_clamps_cnt_before_the_first_loss_and_keeps_w_max_on_an_rto() -> None:
+    """Before any loss cnt is clamped to 20, and the TCP-friendly estimate (on by default since
+    ns-3.41) caps it once (8 * 15) >> 3 = 15 segments were ACKed in the epoch: on the 16th the
+    estimate is 9 > 8, cnt = 8 // 1 and the 16 counted give one segment. An RTO sets W_max to
+    cwnd (GetSsThresh) and CubicReset forgets the minimum RTT, not W_max."""
     m = model_class("cubic")(SMSS, SenderOptions(cubic_arithmetic="ns3", initial_ssthresh=6 * SMSS, initial_window=4))
     m.on_send(send(0, 0, count=4, tsval=0))
     m.on_ack(ack(100, 4, tsecr=0))  # slow start adds the 4 segments ACKed, past ssthresh
     assert m.cwnd == 8 * SMSS and m.state is State.CONGESTION_AVOIDANCE
-    n = 4
-    for i in range(20):  # no loss yet: cnt = min(100 * 8, 20) = 20 segments per increase
-        m.on_send(send(200 + i, n, tsval=200 + i))
-        m.on_ack(ack(300 + i, n + 1, tsecr=200 + i))
-        n += 1
-        assert m.cwnd == (9 if i == 19 else 8) * SMSS
-    m.on_send(send(400, n, count=3, tsval=400))
+    assert fill_and_ack(m, 4, 4, 200.0, 20) == [8] * 15 + [9] * 5
     m.on_timeout(2_000 * 1_000_000)
-    assert m.ssthresh == 6 * SMSS and m.cwnd == SMSS and m._ns3_w_max == 0  # type: ignore[attr-defined]
+    assert m.ssthresh == 6 * SMSS and m.cwnd == SMSS  # int(9 * 0.7)
+    assert m._ns3_w_max == 9 and m._ns3_min_rtt is None  # type: ignore[attr-defined]
 
 
 def test_linux_arithmetic_counts_packets() -> None:

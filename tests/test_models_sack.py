@@ -131,3 +131,95 @@ def test_emulated_sack_is_forgotten_when_an_ack_ends_the_rto_state() -> None:
     m.on_send(send(1_500, 0, resent=True))
     m.on_ack(ack(1_600, 1))  # tcp_process_loss: snd_una advanced, tcp_reset_reno_sack
     assert m.board.sacked_bytes == 0
+
+
+def test_ns3_emulated_sack_kept_the_head_marked_lost_and_recovery_on_one_dupack() -> None:
+    """ns-3 without SACK (bookkeeping="ns3", TcpTxBuffer): two duplicate ACKs mark segments 1 and
+    2 SACKed (limited transmit, AddRenoSack); a cumulative ACK of segments 0-1 removes the mark
+    on 1 and lands on 2, which ns-3 unmarks, marks lost (MarkHeadAsLost) and replaces by a mark
+    on 3 (DiscardUpTo). The next duplicate ACK starts recovery at once (IsLost(HighACK + 1)),
+    with ssthresh from ns-3's BytesInFlight: 8 outstanding less 2 emulated = 6, halved. The
+    Linux emulation needs three duplicate ACKs."""
+    m = model_class("sack")(SMSS, SenderOptions.ns3())
+    m.on_send(send(0, 0, count=10))
+    m.on_ack(ack(100, 0, dup=True))
+    m.on_ack(ack(101, 0, dup=True))
+    m.on_ack(ack(110, 2))
+    assert m.head_marked_lost and list(m.board.sacked_ranges()) == [(seq(3), seq(4))]
+    assert m.state is not State.RECOVERY
+    m.on_ack(ack(111, 2, dup=True))
+    assert m.state is State.RECOVERY and m.ssthresh == 3 * SMSS
+    linux = model_class("sack")(SMSS, SenderOptions())
+    linux.on_send(send(0, 0, count=10))
+    for t, n, dup in ((100, 0, True), (101, 0, True), (110, 2, False), (111, 2, True)):
+        linux.on_ack(ack(t, n, dup=dup))
+    assert linux.state is not State.RECOVERY and not linux.head_marked_lost
+
+
+def test_ns3_emulated_sack_survives_the_end_of_recovery_and_goes_on_an_rto() -> None:
+    """ns-3 keeps its emulated count when recovery ends (no tcp_reset_reno_sack), resets it on an
+    RTO (ResetRenoSack) and adds none for duplicate ACKs in the RTO state (DupAck returns)."""
+    m = model_class("sack")(SMSS, SenderOptions.ns3())
+    m.on_send(send(0, 0, count=10))
+    for i in range(3):
+        m.on_ack(ack(100 + i, 0, dup=True))
+    assert m.state is State.RECOVERY and m.ssthresh == 3500  # (10 - 3) / 2 segments
+    m.on_send(send(103, 0, resent=True))
+    m.on_send(send(104, 10, count=3))  # new data while in recovery
+    for i in range(9):  # 12 duplicate ACKs in all: segments 1-12 marked
+        m.on_ack(ack(110 + i, 0, dup=True))
+    assert m.board.sacked_bytes == 12 * SMSS
+    # full ACK of 0-10 (recover = 10): 11 and 12 keep their marks, the head's (11) moves on to
+    # the next segment, of which there is none: one mark left, on 12, and the head marked lost
+    m.on_ack(ack(200, 11))
+    assert m.state is not State.RECOVERY and m.head_marked_lost
+    assert list(m.board.sacked_ranges()) == [(seq(12), seq(13))]
+    m.on_timeout(2_000 * 1_000_000)
+    assert m.state is State.LOSS and m.board.sacked_bytes == 0 and not m.head_marked_lost
+    m.on_ack(ack(2_100, 11, dup=True))
+    assert m.board.sacked_bytes == 0 and m.state is State.LOSS
+
+
+def test_ns3_prr_counts_a_segment_more_per_duplicate_ack() -> None:
+    """ns-3's TcpPrrRecovery, called from DupAck with isDupAck: DeliveredData is the octets the
+    ACK SACKs plus one segment while prr_delivered < RecoverFS (ns-3's pipe at entry, 6
+    segments here: 10 less 3 SACKed less 0, lost). Ten segments, 0 lost, SACKs for 1-3 start
+    recovery (ssthresh 3, half that pipe), 0 is resent; SACKs for 4, 5, 6: prr_delivered 2, 3, 4 segments by RFC 6937, 3, 5, 7 by ns-3, and
+    cwnd = pipe + ceil(prr_delivered * ssthresh / RecoverFS) - prr_out."""
+    seen = {}
+    for bookkeeping in ("rfc", "ns3"):
+        m = model_class("sack")(SMSS, SenderOptions(ssthresh_from="pipe", bookkeeping=bookkeeping))
+        m.on_send(send(0, 0, count=10))
+        for i in range(3):
+            m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),)))
+        m.on_send(send(103, 0, resent=True))
+        seen[bookkeeping] = []
+        for i in range(3, 6):
+            m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),)))
+            seen[bookkeeping].append(m.cwnd)
+    def cwnd(pipe: int, delivered: int) -> int:
+        return pipe - (-delivered * 3000 // 6000) - 1000
+
+    assert seen["rfc"] == [cwnd(6000, 2000), cwnd(5000, 3000), cwnd(4000, 4000)]
+    assert seen["ns3"] == [cwnd(6000, 3000), cwnd(5000, 5000), cwnd(4000, 7000)]
+
+
+def test_ns3_restarts_the_timer_on_the_first_partial_ack_only() -> None:
+    """ns-3's NewAck(ack, m_isFirstPartialAck): in recovery only the first partial ACK restarts
+    the retransmission timer (RFC 6582's Impatient variant), so a long run of partial ACKs ends
+    in an RTO; the RFCs' sender restarts it on every ACK of new data (RFC 6298 5.3)."""
+    deadlines = {}
+    for bookkeeping in ("rfc", "ns3"):
+        m = model_class("sack")(SMSS, SenderOptions(bookkeeping=bookkeeping))
+        m.on_send(send(0, 0, count=10))
+        for i in range(3):  # 0, 4 and 8 lost; 1-3, 5-7 and 9 SACKed
+            m.on_ack(ack(100 + i, 0, sack=((1, 2 + i),)))
+        m.on_ack(ack(103, 0, sack=((1, 4), (5, 8), (9, 10))))
+        assert m.state is State.RECOVERY
+        m.on_ack(ack(200, 4, sack=((5, 8), (9, 10))))  # partial ACKs: 0 repaired, then 4
+        first = m.rto_deadline_ns
+        m.on_ack(ack(300, 8, sack=((9, 10),)))
+        assert m.state is State.RECOVERY
+        deadlines[bookkeeping] = (first, m.rto_deadline_ns)
+    assert deadlines["ns3"][1] == deadlines["ns3"][0]
+    assert deadlines["rfc"][1] == deadlines["rfc"][0] + 100 * 1_000_000

@@ -10,14 +10,17 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from modelkit import ack, send
 from tcpbuild import Conversation
 
 from tcpsack_analyze.cli import main
-from tcpsack_analyze.models import SenderOptions
+from tcpsack_analyze.events import EventBatch
+from tcpsack_analyze.models import SenderOptions, model_class
 from tcpsack_analyze.replay.capture import replay_capture
 from tcpsack_analyze.replay.loss import LossSpec, ObservedLoss, lost_copies, parse
+from tcpsack_analyze.replay.path import IN_ORDER_ACKS_MIN, acks_every_segment
 from tcpsack_analyze.replay.receiver import Receiver
-from tcpsack_analyze.replay.sender import Application
+from tcpsack_analyze.replay.sender import Application, Sender
 from tcpsack_analyze.replay.simulate import Path
 from tcpsack_analyze.replay.whatif import replay_model, replay_models
 
@@ -195,6 +198,8 @@ def test_receiver_side_thin_stream_and_fitted_ge() -> None:
     pace with the observed application; ``ge`` replays the report's Gilbert-Elliott fit."""
     d = replay_capture(str(ROOT / "sample_traces/lab_receiver_side/receiver.pcap"), ["sack"]).directions[0]
     assert d.vantage == "near receiver" and d.fit is not None and d.fit.path.rtt_ns > 45 * MS
+    # no queue in the RTT samples, and an ACK clock of 70 MB/s, over 100 x the transfer's goodput:
+    # the capture host's timing, no link
     assert "turnaround to the sender" in d.fit.notes[0] and d.fit.path.rate_Bps is None
     thin = replay_capture(str(ROOT / "sample_traces/lab_thin_stream/sender.pcap"), ["reno"], app="observed").directions[0]
     assert thin.observed is not None and thin.fit is not None and thin.fit.smss == 100
@@ -304,3 +309,34 @@ def test_the_docs_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     exec(compile(block, str(doc), "exec"), scope)  # noqa: S102 - our own documentation
     runs = scope["runs"]
     assert [x.model for x in runs] == ["reno", "sack"]  # type: ignore[attr-defined]
+
+
+def test_the_receivers_ack_pattern_is_read_from_its_in_order_acks() -> None:
+    """A receiver that delays ACKs covers two segments with most in-order ACKs, one that does not
+    covers one; duplicate ACKs (sent at once by both for out-of-order data) do not count, nor do
+    the jumps of a repaired hole. Too few in-order ACKs: no verdict."""
+    def stream(step: int, n: int, dups: int = 0) -> EventBatch:
+        events = [send(0, 0, count=n * step)]
+        events += [ack(100 + i, 0, dup=True) for i in range(dups)]
+        events += [ack(200 + i, (i + 1) * step) for i in range(n)]
+        return EventBatch.of(events)
+
+    assert acks_every_segment(stream(2, 30, dups=40), 1000) == (False, 0.0)
+    assert acks_every_segment(stream(1, 30), 1000) == (True, 1.0)
+    assert acks_every_segment(stream(1, IN_ORDER_ACKS_MIN - 1), 1000) is None
+
+
+def test_ns3_bookkeeping_resends_the_head_on_every_partial_ack() -> None:
+    """ns-3's ProcessAck calls DoRetransmit on a partial ACK, SACK or not: the replay's sender
+    resends the new head at once with bookkeeping="ns3". With the RFCs' (emulated SACK, one
+    duplicate ACK's segment above the new hole) the head is not yet lost and waits."""
+    starts = {}
+    for name, opts in (("rfc", SenderOptions()), ("ns3", SenderOptions.ns3())):
+        sender = Sender(model_class("sack")(SMSS, opts), Application(20 * SMSS))
+        sender.transmit(0)
+        for i in range(3):  # segment 0 lost: three duplicate ACKs, fast retransmit
+            sender.on_ack(ack(100 + i, 0, dup=True))
+            sender.transmit((100 + i) * MS)
+        sender.on_ack(ack(200, 4))  # partial ACK: segment 4 lost too
+        starts[name] = [s.start for s in sender.transmit(200 * MS)]
+    assert starts == {"rfc": [], "ns3": [1 + 4 * SMSS]}

@@ -33,13 +33,17 @@ PATH_000 = Path(50 * MS, rate_Bps=250_000, queue=50, window=16_384)
 
 def test_000_sack_over_reno_bursty_and_isolated() -> None:
     """Figure 7: SACK/Reno 1.63 with bursty loss (P' = 1%, b = 3); figure 3: 1.01 with isolated
-    1% loss. Replay: about 2.8 and 1.2 (Reno's timeouts match the paper's 60 KB/s; the
-    simulated SACK recovers a burst better than the paper's 1997 SACK), held to > 1.3 bursty,
-    0.9-1.35 isolated, and bursty well above isolated."""
+    1% loss. Replay: 2.84 (171 vs 60 KB/s) and 1.08. In size for isolated loss (0.9-1.35) and for
+    Reno with bursty loss (the paper's 60 KB/s within 15%); not for SACK with bursty loss, which
+    gets 1.5-2x the paper's 1997 SACK whenever a window holds several losses (docs/replay.md:
+    the setup was checked and each settable difference tried), so the bursty ratio is held to
+    the direction (> 1.3) and to well above the isolated one."""
     seeds = range(3)
     bursty, isolated = LossSpec("bursty", p=0.01, burst=3), LossSpec("random", p=0.01)
-    ratio_b = mean_throughput("sack", PATH_000, 1400, 2_000_000, bursty, seeds) / mean_throughput("reno", PATH_000, 1400, 2_000_000, bursty, seeds)
+    reno_b = mean_throughput("reno", PATH_000, 1400, 2_000_000, bursty, seeds)
+    ratio_b = mean_throughput("sack", PATH_000, 1400, 2_000_000, bursty, seeds) / reno_b
     ratio_i = mean_throughput("sack", PATH_000, 1400, 2_000_000, isolated, seeds) / mean_throughput("reno", PATH_000, 1400, 2_000_000, isolated, seeds)
+    assert abs(reno_b / 60_000 - 1) < 0.15
     assert ratio_b > 1.3
     assert 0.9 < ratio_i < 1.35
     assert ratio_b > ratio_i + 0.3
@@ -60,13 +64,18 @@ PATH_004 = Path(42 * MS, rate_Bps=207_500, queue=50, delayed_acks=False)
 
 def test_004_ksack_over_sack() -> None:
     """Table I: k-SACK / SACK 1.33 at 1% random loss (1.58 vs 1.18-1.20 Mb/s) and 1.92 at 5%
-    (0.69 vs 0.36). Replay: 1.35 at 1% (1.58 vs 1.15 Mb/s) and about 1.2 at 5%: the size at 1%
-    holds (1.2-1.5), at 5% only the direction (> 1.1)."""
+    (0.69 vs 0.36). Replay: 1.36 at 1% (1.58 vs 1.17 Mb/s) and 1.17 at 5% (0.55 vs 0.47). In
+    size at 1% (1.2-1.5, k-SACK within 5% of the paper's 1.58 Mb/s); at 5% the direction only,
+    held to what the replay gives (1.1-1.3): its RFC 6675 SACK gets 1.3-1.5x ns-2's Sack1 at
+    3-5% (docs/replay.md), which no stated setting of the paper changes."""
     seeds = range(3)
-    for p, low, high in ((0.01, 1.2, 1.5), (0.05, 1.1, 2.5)):
+    for p, low, high, ksack_mbps in ((0.01, 1.2, 1.5, 1.58), (0.05, 1.1, 1.3, None)):
         loss = LossSpec("random", p=p)
-        ratio = mean_throughput("ksack", PATH_004, 536, 1_000_000, loss, seeds) / mean_throughput("sack", PATH_004, 536, 1_000_000, loss, seeds)
+        ksack = mean_throughput("ksack", PATH_004, 536, 1_000_000, loss, seeds)
+        ratio = ksack / mean_throughput("sack", PATH_004, 536, 1_000_000, loss, seeds)
         assert low < ratio < high, (p, ratio)
+        if ksack_mbps is not None:
+            assert abs(ksack * 8 / 1e6 / ksack_mbps - 1) < 0.05
 
 
 def test_001_linear_timeouts_cut_the_maximum_rtd_of_a_thin_stream() -> None:

@@ -80,3 +80,18 @@ def test_cli_stream_of_a_bad_capture_writes_nothing(tmp_path: Path) -> None:
     got = CliRunner().invoke(main, ["report", "--format", "json", str(bad)])
     assert got.exit_code == 1 and got.stdout == ""
     assert "not a pcap or pcapng capture" in got.stderr
+
+
+def test_a_lossy_connection_is_reported_with_its_fit_as_it_finishes() -> None:
+    # Each Gilbert-Elliott fit depends on its own sequence only (src/ge.rs), so a connection with
+    # losses is reported, fit included, when it is finished, not held to the end of the capture;
+    # its fit is the one of the whole report. Connection 0 here ends after 87 of 303 packets.
+    path = str(ROOT / "tests" / "data" / "public" / "ndpi_heuristic_tcp_ack_payload.pcap")
+    whole = {c.id: c for c in analyze(path).report.connections}
+    stream = stream_report(path, chunk_bytes=4096)
+    first = next(stream)
+    read_so_far = stream._pipe.tcp_packets
+    fit = first.a2b.loss.pattern.gilbert_elliott
+    assert fit is not None and fit == whole[first.id].a2b.loss.pattern.gilbert_elliott
+    rest = list(stream)
+    assert read_so_far < stream.capture.tcp_packets == 303 and len(rest) == len(whole) - 1

@@ -42,3 +42,21 @@ def test_bag_counts_repeated_values(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_summary_ignores_sample_order() -> None:
     x = np.random.default_rng(2).integers(0, 10**9, 1001)
     assert Summary.of(x) == Summary.of(x[::-1].copy())
+
+
+@settings(max_examples=200, deadline=None)
+@given(samples=st.lists(st.integers(0, 1 << 40), min_size=1, max_size=150), scale=st.sampled_from([1.0, 1e-6, 1e-3]))
+def test_summary_agrees_with_numpy(samples: list[int], scale: float) -> None:
+    """The plain-Python path for a few samples and the numpy path for many give numpy's figures
+    (mean, population deviation, ``linear`` percentiles) to the last bits."""
+    x = np.sort(np.asarray(samples, dtype=np.int64)).astype(np.float64) * scale
+    want = [x.min(), x.mean(), x.max(), x.std(), *np.percentile(x, [50, 90, 99])]
+    s = Summary.of(np.asarray(samples, dtype=np.int64), scale)
+    assert s.count == len(samples)
+    assert [s.min, s.mean, s.max, s.stddev, s.median, s.p90, s.p99] == pytest.approx(want, rel=1e-12, abs=1e-300)
+
+
+def test_summary_percentiles_stay_between_ranks() -> None:
+    s = Summary.of(np.asarray([10, 20], dtype=np.int64))
+    assert (s.median, s.p90, s.p99) == (15.0, 19.0, 19.9)
+    assert Summary.of(np.asarray([7], dtype=np.int64)) == Summary(1, 7.0, 7.0, 7.0, 0.0, 7.0, 7.0, 7.0)

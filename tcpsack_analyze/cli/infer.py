@@ -42,7 +42,8 @@ def _model(value: str) -> str | type[SenderModel]:
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default="linux", show_default=True,
               help="Shared model options: Linux's (IW 10, PRR, RACK-TLP, 200 ms minimum RTO), the RFCs' "
                    "(per-ACK slow start, 1 s minimum RTO, no RACK-TLP) or ns-3's (the RFCs' with ns-3's "
-                   "congestion avoidance, ssthresh and CUBIC arithmetic).")
+                   "congestion avoidance, ssthresh, CUBIC arithmetic and recovery bookkeeping: SACK emulated "
+                   "from duplicate ACKs when the receiver does not SACK, see SenderOptions.ns3).")
 @click.option("--filter", "bpf", metavar="EXPR", help="BPF filter in tcpdump syntax, applied by libpcap.")
 @click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="text", show_default=True)
 @click.option("--all-violations", is_flag=True,

@@ -26,7 +26,8 @@ from tcpsack_analyze.replay.render import RENDERERS
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default="rfc", show_default=True,
               help="Shared model options: the RFCs' (per-ACK slow start, 1 s minimum RTO), Linux's "
                    "(byte-counting slow start, 200 ms minimum RTO, PRR, undo) or ns-3's (the RFCs' with ns-3's "
-                   "congestion avoidance, ssthresh and CUBIC arithmetic).")
+                   "congestion avoidance, ssthresh, CUBIC arithmetic and recovery bookkeeping: SACK emulated "
+                   "from duplicate ACKs when the receiver does not SACK, see SenderOptions.ns3).")
 @click.option("--app", type=click.Choice(APPS), default="bulk", show_default=True,
               help="The application: bulk (all the data at once) or observed (the sender's observed pace "
                    "of new data, for thin or application-limited streams).")

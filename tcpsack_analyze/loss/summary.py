@@ -6,13 +6,25 @@ delayed-ACK guess behind the Mathis constant) the section says which.
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from tcpsack_analyze.loss.patterns import GilbertElliott, LossPattern, achieved_percent, loss_pattern, mathis_throughput
-from tcpsack_analyze.loss.records import RTO, UPSTREAM, ca_state, sack_finished_without_rto
+from tcpsack_analyze.loss.records import (
+    RTO,
+    UPSTREAM,
+    Fill,
+    LossIncident,
+    LostTransmission,
+    RecoveryEpisode,
+    Retransmission,
+    ca_state,
+    sack_finished_without_rto,
+)
 from tcpsack_analyze.loss.table import RecordTable
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.stats import Summary
@@ -144,11 +156,45 @@ def summarize(
     ``gilbert_elliott`` is the direction's Baum-Welch fit, made for all the directions of a
     capture at once (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`).
     """
-    rx, ep, inc, lost = res.retransmission_table, res.episode_table, res.incident_table, res.lost_table
     srtt = res.srtt_full_ns
     pattern = loss_pattern(res.lost_flags, res.lost_times, srtt if srtt and srtt > 0 else None, gilbert_elliott)
     delayed = None if data_packets == 0 else peer_acks < DELAYED_ACK_RATIO * data_packets
     mathis = mathis_throughput(mss or 0, None if srtt is None else srtt / 1e9, pattern.P_prime, bool(delayed)) if mss else None
+    return LossSummary(
+        **_record_figures(res),
+        network_duplicates=res.network_duplicates,
+        reorderings=res.reorderings,
+        thin_time_share=res.thin_ns / res.busy_ns if res.busy_ns else None,
+        pattern=pattern,
+        events_rtt_ms=None if srtt is None else srtt * MS,
+        delayed_acks=delayed,
+        mathis_Bps=mathis,
+        mathis_achieved_pct=None if throughput_Bps is None else achieved_percent(throughput_Bps, mathis),
+    )
+
+
+def _record_figures(res: LossResult) -> dict[str, Any]:
+    """The fields of :class:`LossSummary` read from the loss records and RTD samples.
+
+    Most directions of a capture of many connections have no record at all; their figures are
+    the same every time, so they are computed once (:func:`_no_record_figures`) and copied.
+    """
+    if not (any(len(t) for t in res.tables) or res.rtd_samples_ns.size or res.rto_rtd_samples_ns.size):
+        return {k: dict(v) if isinstance(v, dict) else v for k, v in _no_record_figures().items()}
+    return _figures_of(res.retransmission_table, res.episode_table, res.incident_table, res.lost_table, res.fill_table,
+                       res.rtd_samples_ns, res.rto_rtd_samples_ns)
+
+
+@functools.cache
+def _no_record_figures() -> dict[str, Any]:
+    """:func:`_figures_of` empty tables (shared: the caller copies its dicts)."""
+    empty = np.empty(0, np.int64)
+    tables = (RecordTable(Retransmission), RecordTable(RecoveryEpisode), RecordTable(LossIncident), RecordTable(LostTransmission), RecordTable(Fill))
+    return _figures_of(*tables, empty, empty)
+
+
+def _figures_of(rx: RecordTable, ep: RecordTable, inc: RecordTable, lost: RecordTable, fills: RecordTable, rtd_ns: np.ndarray,
+                rto_rtd_ns: np.ndarray) -> dict[str, Any]:
     triggers = rx.column("trigger")
     backoff, _ = rx.ints("backoff")
     rto = np.asarray([t == RTO for t in triggers], dtype=bool)
@@ -160,7 +206,7 @@ def summarize(
     first_ns, _ = inc.ints("first_ns")
     upstream = sum(1 for w in lost.column("where") if w == UPSTREAM)
     rto_sequence_ms, rto_backoff = _rto_sequence(rx)
-    return LossSummary(
+    return dict(
         retransmissions=len(rx),
         by_trigger=dict(Counter(triggers)),
         sender_state=dict(Counter(map(ca_state, triggers, rx.column("episode_trigger")))),
@@ -168,30 +214,22 @@ def summarize(
         max_rto_backoff=int(backoff[rto].max()) if rto.any() else 0,
         rto_sequence_ms=rto_sequence_ms,
         rto_backoff=rto_backoff,
-        network_duplicates=res.network_duplicates,
-        reorderings=res.reorderings,
-        fills=_counts(res.fill_table, "cause"),
+        fills=_counts(fills, "cause"),
         episodes=len(ep),
         episodes_by_trigger=_counts(ep, "trigger"),
         episodes_ended=dict(Counter(ended)),
         episodes_sack_without_rto=sum(map(sack_finished_without_rto, ep.column("sack_in_use"), ep.column("rtos"), ended)),
         episode_duration_ms=Summary.of(end_ns[ended_seen] - ep_start[ended_seen], MS),
-        rtd_ms=Summary.of(res.rtd_samples_ns, MS),
-        rto_rtd_ms=Summary.of(res.rto_rtd_samples_ns, MS),
+        rtd_ms=Summary.of(rtd_ns, MS),
+        rto_rtd_ms=Summary.of(rto_rtd_ns, MS),
         latency_rexmit_ms=Summary.of((last_rexmit - first_ns)[inc_lost != 0], MS),
         latency_ack_ms=Summary.of(_ack_latencies(inc), MS),
         incidents=len(inc),
         lost_transmissions=len(lost),
         lost_downstream=len(lost) - upstream,
         lost_upstream=upstream,
-        thin_time_share=res.thin_ns / res.busy_ns if res.busy_ns else None,
         thin_loss_share=_thin_share([rx]),
-        pattern=pattern,
         pattern_from=_pattern_from(len(lost) - upstream, upstream),
-        events_rtt_ms=None if srtt is None else srtt * MS,
-        delayed_acks=delayed,
-        mathis_Bps=mathis,
-        mathis_achieved_pct=None if throughput_Bps is None else achieved_percent(throughput_Bps, mathis),
     )
 
 

@@ -110,14 +110,27 @@ class SenderOptions:
             and ends the RTO state.
         expunge_sack_on_rto: drop the SACK information on an RTO (RFC 2018's SHOULD; Linux keeps
             it).
+        bookkeeping: the SACK models' bookkeeping where ns-3 departs from the RFCs: ``"rfc"``
+            (RFC 6675 and RFC 6937; SACK from a receiver that sends none emulated as Linux's
+            ``tcp_add_reno_sack``: one segment per duplicate ACK, those a cumulative ACK covers
+            taken away, all forgotten when recovery ends or in the RTO state) or ``"ns3"`` (ns-3
+            3.44's ``TcpSocketBase`` and ``TcpTxBuffer``): the emulated count is kept when
+            recovery ends, none is added in the RTO state and an RTO drops them
+            (``ResetRenoSack``); a cumulative ACK that lands on an emulated segment marks the new
+            head lost (``DiscardUpTo``, ``MarkHeadAsLost``), which is resent outside recovery and
+            lets the next duplicate ACK start recovery (``IsLost(HighACK + 1)``); ssthresh from the
+            pipe is half of ``BytesInFlight`` (outstanding less emulated); PRR's DeliveredData of
+            a duplicate ACK is one segment more than it SACKs (while below RecoverFS), and without
+            SACK PRR reads the pipe from before the duplicate ACK's emulated segment
+            (:meth:`~tcpsack_analyze.models.sack.Sack._recovery_ack`).
         hystart: CUBIC leaves slow start early by HyStart's ACK-train and delay-increase tests
             (Ha and Rhee 2011; Linux's default).
         cubic_arithmetic: how CUBIC counts: ``"octets"`` (RFC 8312 on a window of octets,
             growing continuously), ``"linux"`` (``tcp_cubic.c``: packets, the 1024-scaled
             constants, ``cnt`` and ``snd_cwnd_cnt``) or ``"ns3"`` (ns-3's ``TcpCubic``: whole segments, an ACK
-            counter against the integer ``cnt``, no TCP-friendly region, slow start by segments
-            ACKed without a cap at ssthresh, its own HyStart thresholds, everything but the
-            minimum RTT forgotten on an RTO): :mod:`~tcpsack_analyze.models.cubic`.
+            counter against the integer ``cnt``, its TCP-friendly estimate, slow start by segments
+            ACKed without a cap at ssthresh, growth only while cwnd-limited, its own HyStart
+            thresholds, the minimum RTT forgotten on an RTO): :mod:`~tcpsack_analyze.models.cubic`.
     """
 
     initial_window: int = 10
@@ -144,6 +157,7 @@ class SenderOptions:
     k: int = 2
     undo: bool = False
     expunge_sack_on_rto: bool = True
+    bookkeeping: str = "rfc"
     hystart: bool = False
     cubic_arithmetic: str = "octets"
 
@@ -158,6 +172,8 @@ class SenderOptions:
             raise ValueError(f"full_ack_cwnd must be 'flight' or 'ssthresh', not {self.full_ack_cwnd!r}")
         if self.cubic_arithmetic not in ("octets", "linux", "ns3"):
             raise ValueError(f"cubic_arithmetic must be 'octets', 'linux' or 'ns3', not {self.cubic_arithmetic!r}")
+        if self.bookkeeping not in ("rfc", "ns3"):
+            raise ValueError(f"bookkeeping must be 'rfc' or 'ns3', not {self.bookkeeping!r}")
         if self.reduction not in ("prr", "classic"):
             raise ValueError(f"reduction must be 'prr' or 'classic', not {self.reduction!r}")
         for f in fields(self):
@@ -174,13 +190,15 @@ class SenderOptions:
     def ns3(cls) -> SenderOptions:
         """ns-3's TcpSocketBase (3.44) with its defaults: the RFCs' sender with congestion
         avoidance per ACK (``TcpNewReno``), ssthresh from the pipe (``GetSsThresh(BytesInFlight)``),
-        cwnd = ssthresh when recovery ends, SACK information kept across an RTO, and
-        ``TcpCubic``'s own arithmetic with HyStart on.
+        cwnd = ssthresh when recovery ends, SACK information kept across an RTO, SACK emulated
+        from duplicate ACKs as ``TcpTxBuffer`` does, and ``TcpCubic``'s own arithmetic with
+        HyStart on. Without SACK ns-3 runs the same RFC 6675 recovery over the emulated
+        scoreboard: its ``TcpNewReno`` is the ``sack`` model here, not ``newreno``.
         ns-3's initial ssthresh, recovery (``TcpClassicRecovery`` or ``TcpPrrRecovery``) and
         minimum RTO are a scenario's settings: set ``initial_ssthresh``, ``reduction`` and
         ``rto_min_s`` to match."""
         return cls(ca_growth="per_ack", ssthresh_from="pipe", expunge_sack_on_rto=False, cubic_arithmetic="ns3",
-                   hystart=True, full_ack_cwnd="ssthresh")
+                   hystart=True, full_ack_cwnd="ssthresh", bookkeeping="ns3")
 
     @classmethod
     def linux(cls) -> SenderOptions:
@@ -232,7 +250,10 @@ class SenderModel(ABC):
         self._sack_seen = False  # the receiver has sent SACK blocks
         self._undo: tuple[int, int] | None = None  # (cwnd, ssthresh) before the last RTO
         self._undo_tsval: int | None = None  # TSval of the first retransmission after it
+        self._partial_acked = False  # bookkeeping="ns3": a partial ACK of this recovery restarted the timer
+        self._head_lost_at: int | None = None  # bookkeeping="ns3": HighACK when its segment was marked lost
         self.pipe_after_send = 0  # :attr:`pipe` after the last :meth:`on_send` (saves a caller asking again)
+        self.emulated_now = 0  # octets the last ACK was taken to SACK (emulated from a duplicate ACK)
 
     # ------------------------------------------------------------------ what the model allows
 
@@ -278,6 +299,13 @@ class SenderModel(ABC):
         """The receiver has sent SACK blocks (else a SACK model's scoreboard holds blocks it
         emulated from duplicate ACKs, which can claim a hole after a partial ACK)."""
         return self._sack_seen
+
+    @property
+    def head_marked_lost(self) -> bool:
+        """``bookkeeping="ns3"``: the segment at the cumulative ACK is marked lost (a cumulative ACK
+        landed on an emulated SACKed segment): ns-3 resends it as soon as the window allows, in any
+        state (RFC 6675 NextSeg rule 1), and the next duplicate ACK starts recovery."""
+        return self._head_lost_at is not None and self._head_lost_at == self.board.high_ack
 
     @property
     def thin(self) -> bool:
@@ -342,13 +370,20 @@ class SenderModel(ABC):
         board = self.board
         if ack.sack:
             self._sack_seen = True
-        res = board.on_ack(ack.ack, self._sack_blocks(ack) if self.uses_sack else (), now)
+        blocks = self._sack_blocks(ack) if self.uses_sack else ()
+        self.emulated_now = 0 if self._sack_seen or not blocks else blocks[0][1] - blocks[0][0]
+        res = board.on_ack(ack.ack, blocks, now)
         if res.cumulative and self.uses_sack and not self._sack_seen:
             self._forget_emulated(res)
         self.rwnd = ack.win
         if res.cumulative:
             self._rtt_sample(ack, now)
-            self.timer.on_new_ack(now, board.outstanding > 0, self._linear())
+            # ns-3 restarts the timer on the first partial ACK of a recovery only (RFC 6582's
+            # Impatient variant: NewAck(ack, m_isFirstPartialAck)); the RFCs on every new ACK
+            partial = self.options.bookkeeping == "ns3" and self.state is RECOVERY and board.in_recovery
+            if not (partial and self._partial_acked):
+                self.timer.on_new_ack(now, board.outstanding > 0, self._linear())
+            self._partial_acked = partial
             if board.high_ack >= self._round_end:
                 self._flight_max = [self._flight_max[1], 0]
                 self._round_end = board.high_data
@@ -385,6 +420,8 @@ class SenderModel(ABC):
             return ()
         if self._sack_seen or not ack.dup:
             return ack.sack
+        if self.state is LOSS and self.options.bookkeeping == "ns3":
+            return ()  # ns-3's DupAck ignores duplicate ACKs in CA_LOSS
         high_ack = max(self.board.high_ack, ack.ack)
         start = max(high_ack + self.smss, self.board.high_sack or 0)
         end = min(start + self.smss, self.board.high_data)
@@ -395,12 +432,16 @@ class SenderModel(ABC):
         the emulated segments the cumulative ACK passed are gone, and the others are laid out
         again above the new first hole (Linux's ``tcp_remove_reno_sacks``: one ACKed segment was
         the hole, each other had caused a duplicate ACK); all are forgotten when the ACK ends
-        recovery or comes in the RTO state (``tcp_reset_reno_sack``)."""
+        recovery or comes in the RTO state (``tcp_reset_reno_sack``); with ``bookkeeping="ns3"`` they are
+        kept when recovery ends, and a new head that was one of them is marked lost."""
         board = self.board
-        if self.state is LOSS or res.exited_recovery:
+        if self.state is LOSS or (res.exited_recovery and self.options.bookkeeping == "rfc"):
             board.relay_sacked(board.high_data)
-        else:
-            board.relay_sacked(board.high_ack + self.smss)
+            return
+        landed = board.sacked_bytes > 0  # the new head was one of the emulated segments
+        board.relay_sacked(board.high_ack + self.smss)
+        if landed and self.options.bookkeeping == "ns3":
+            self._head_lost_at = board.high_ack
 
     def on_timeout(self, now: int) -> None:
         """The retransmission timer expired at ``now`` (RFC 5681 section 3.1, RFC 6298 5.5-5.7).
@@ -419,11 +460,14 @@ class SenderModel(ABC):
         """cwnd = 1 segment and go-back-N from the cumulative ACK (module docstring)."""
         self.cwnd = self.smss
         self.state = LOSS
+        self._head_lost_at = None  # ns-3: SetSentListLost marks them all, ResetRenoSack
         self._loss_point = self.board.high_data
         self._resent_high = self.board.high_ack
         self._after_rto = True
         self._ca_credit = 0.0
         self._timed = None
+        if self.uses_sack and not self._sack_seen and self.options.bookkeeping == "ns3":
+            self.board.relay_sacked(self.board.high_data)  # ResetRenoSack: the emulated ones go
         self.board.on_rto(now, self.options.expunge_sack_on_rto)
 
     # ------------------------------------------------------------------ for subclasses
@@ -452,6 +496,10 @@ class SenderModel(ABC):
             pipe = self.pipe
             if not self.uses_sack:  # ns-3 counts each duplicate ACK as a SACKed segment (AddRenoSack)
                 pipe = max(0, pipe - self.dup_acks * self.smss)
+            elif not self._sack_seen and self.options.bookkeeping == "ns3":
+                # ns-3's BytesInFlight over its emulated scoreboard: the head, marked lost, is
+                # counted back in as retransmitted or (EnterRecovery) "in flight" for compatibility
+                pipe = self.board.outstanding - self.board.sacked_bytes
             return max(pipe // 2, 2 * self.smss)
         return max(self._cwnd_packets() // 2, 2) * self.smss  # tcp_reno_ssthresh: cwnd >> 1 packets
 
@@ -480,7 +528,7 @@ class SenderModel(ABC):
         if self.uses_sack:
             if not self.board.can_enter_recovery:
                 return False
-            if res.loss_detected:
+            if res.loss_detected or self.head_marked_lost:
                 return True
         elif self.dup_acks == self.options.dup_thresh:
             return True

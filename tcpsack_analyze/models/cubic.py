@@ -37,20 +37,30 @@ read for its behaviour) counts differently, and with ns-3's settings the model f
   to it; the target ``W(t + min RTT)`` (with ``int(C |t - K|^3)`` added to or taken from the
   origin, as unsigned 32-bit integers) gives ``cnt = segments // (target - segments)`` (100
   segments when at or above the target; at most 20 before the first loss, at least 2), and
-  when the counter reaches cnt, cwnd grows by one segment and the counter by cnt less; no
-  TCP-friendly region;
+  when the counter reaches cnt, cwnd grows by one segment and the counter by cnt less; the
+  TCP-friendly estimate (``TcpFriendliness``, on by default since ns-3.41) counts ACKed segments
+  since the epoch began, one segment per ``(segments * 15) >> 3`` of them as Linux's, and caps
+  cnt at ``segments // (estimate - segments)`` when it is ahead;
 * slow start adds the segments ACKed, not capped at ssthresh, and an ACK that ends it adds
   nothing to congestion avoidance;
 * HyStart (on by default in ns-3) tests an RTT sample before the ACK grows cwnd, while
   16 segments <= cwnd <= ssthresh: an ACK train longer than the minimum RTT, or the smallest
   of the round's first 8 samples above twice the minimum RTT (the threshold is the minimum
   RTT clamped to [4 ms, 1 s]); once found it stays found until an RTO;
-* an RTO forgets W_max, the minimum RTT and HyStart's finding (``CubicReset``); RTT samples
-  within 10 ms of an epoch's start are not taken (``CubicDelta``).
+* an RTO sets W_max from cwnd as any loss does (``GetSsThresh``) and forgets the minimum RTT,
+  the TCP-friendly estimate and HyStart's finding (``CubicReset``: not W_max); RTT samples
+  within 10 ms of an epoch's start are not taken (``CubicDelta``);
+* the ACK that ends fast recovery sets cwnd = ssthresh and counts every segment it covers
+  (``ProcessAck``: (ACK - SND.UNA) / SMSS); the one that ends the RTO state counts only those
+  above HighData at the RTO (``m_recover``);
+* cwnd grows (slow start or congestion avoidance) only while the last data segment sent left
+  less than one segment of cwnd free (``m_isCwndLimited``, set by ``SendDataPacket`` as
+  cwnd < BytesInFlight + SMSS after each send: Linux's principle of not growing a window the
+  sender does not use); the octets ACKed still count towards whole segments.
 """
 from __future__ import annotations
 
-from tcpsack_analyze.events import Ack
+from tcpsack_analyze.events import Ack, Send
 from tcpsack_analyze.models.base import LOSS, SLOW_START, register
 from tcpsack_analyze.models.rto import NS
 from tcpsack_analyze.models.sack import Sack
@@ -179,6 +189,23 @@ class Cubic(Sack):
     _ns3_last_ack: int | None = None
     _ns3_round_min: float | None = None
     _ns3_samples = 0
+    _ns3_cwnd_limited = False  # m_isCwndLimited: the last send left less than a segment of cwnd
+    _ns3_ack_cnt = 0  # m_ackCnt: segments ACKed towards the TCP-friendly estimate
+    _ns3_tcp_cwnd = 0  # m_tcpCwnd: the TCP-friendly estimate, segments
+
+    _ns3_ended_loss = False  # this ACK ends the RTO state
+
+    def on_ack(self, ack: Ack) -> AckResult:
+        was_loss = self.state is LOSS
+        self._ns3_ended_loss = False
+        if was_loss and self.options.cubic_arithmetic == "ns3":
+            self._ns3_ended_loss = max(self.board.high_ack, ack.ack) >= self._loss_point
+        return super().on_ack(ack)
+
+    def on_send(self, send: Send, *, rescue: bool = False) -> None:
+        super().on_send(send, rescue=rescue)
+        if self.options.cubic_arithmetic == "ns3":
+            self._ns3_cwnd_limited = self.cwnd < self.pipe_after_send + self.smss
 
     def _ns3_ssthresh(self) -> int:
         """``TcpCubic::GetSsThresh``: W_max with fast convergence and ssthresh, in segments."""
@@ -195,7 +222,7 @@ class Cubic(Sack):
             self._lx_delay_min = None
             self._epoch_ns = None
         if self.options.cubic_arithmetic == "ns3":  # CongestionStateSet(CA_LOSS): CubicReset, HystartReset
-            self._ns3_w_max = self._ns3_origin = 0
+            self._ns3_origin = self._ns3_ack_cnt = self._ns3_tcp_cwnd = 0
             self._k = 0.0
             self._ns3_min_rtt = None
             self._ns3_found = False
@@ -237,32 +264,39 @@ class Cubic(Sack):
         if self.options.cubic_arithmetic != "ns3":
             super()._grow(res, now)
             return
-        delivered = res.delivered
-        if res.exited_recovery:  # ns-3 counts only what was sent after recovery began
-            delivered = max(0, self.board.high_ack - (self.board.recovery_point or self.board.high_ack))
-        if not res.cumulative or delivered <= 0:
+        if not res.cumulative:
             return
-        octets = delivered + self._ns3_rest
-        segments, self._ns3_rest = divmod(octets, self.smss)
-        if self.cwnd < self.ssthresh:
+        if res.exited_recovery:  # ProcessAck leaving CA_RECOVERY: every segment the ACK covers
+            segments = res.newly_acked // self.smss
+        elif self._ns3_ended_loss:  # leaving CA_LOSS: only the segments above m_recover
+            segments = max(0, self.board.high_ack - self._loss_point) // self.smss
+        else:
+            segments, self._ns3_rest = divmod(res.delivered + self._ns3_rest, self.smss)
+        if segments <= 0:
+            return
+        if not self._ns3_cwnd_limited:
+            segments = 0
+        elif self.cwnd < self.ssthresh:
             if self.options.hystart and self.board.high_ack > self._ns3_round_end:
                 self._ns3_hystart_reset(now)
             self.cwnd += segments * self.smss
             segments = 0
         if self.cwnd >= self.ssthresh and segments > 0:
             self._ns3_count += segments
-            cnt = self._ns3_cnt(now)
+            cnt = self._ns3_cnt(now, segments)
             if self._ns3_count >= cnt:
                 self.cwnd += self.smss
                 self._ns3_count -= cnt
         if self.state is not LOSS:
             self.state = self._open_state()
 
-    def _ns3_cnt(self, now: int) -> int:
-        """``TcpCubic::Update``: ACKs per one-segment increase (module docstring)."""
+    def _ns3_cnt(self, now: int, acked: int) -> int:
+        """``TcpCubic::Update`` for ``acked`` segments: ACKs per one-segment increase (module docstring)."""
         seg = self.cwnd // self.smss
+        self._ns3_ack_cnt += acked
         if self._epoch_ns is None:
             self._epoch_ns = now
+            self._ns3_ack_cnt, self._ns3_tcp_cwnd = acked, seg
             if self._ns3_w_max <= seg:
                 self._k, self._ns3_origin = 0.0, seg
             else:
@@ -273,6 +307,12 @@ class Cubic(Sack):
         cnt = seg // (target - seg) if target > seg else 100 * seg
         if self._ns3_w_max == 0 and cnt > NS3_CNT_CLAMP:
             cnt = NS3_CNT_CLAMP
+        step = (seg * LINUX_BETA_SCALE) >> 3  # TCP friendliness, ns-3's scale is Linux's 15
+        while step and self._ns3_ack_cnt > step:
+            self._ns3_ack_cnt -= step
+            self._ns3_tcp_cwnd += 1
+        if self._ns3_tcp_cwnd > seg:
+            cnt = min(cnt, seg // (self._ns3_tcp_cwnd - seg))
         return max(cnt, 2)
 
     # ------------------------------------------------------------------ Linux's tcp_cubic.c

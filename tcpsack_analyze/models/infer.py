@@ -21,7 +21,10 @@ The rules, per observed data send:
   expired (the model then times out; a 10% slack absorbs RTT-estimate differences); otherwise it is "retransmitted after 1
   dupACK" or "retransmitted 120 ms before the RTO expired" (and, for a repeated RTO whose time
   fits the un-backed-off RTO, "no backoff on the second RTO"). A second retransmission of the
-  same segment needs the RTO (or, inside recovery, RACK: ``rack``).
+  same segment needs the RTO (or, inside recovery, RACK: ``rack``), unless it is the fast
+  retransmission that starts a recovery the model also entered. With ``bookkeeping="ns3"`` the
+  head that ns-3 marked lost (:attr:`~tcpsack_analyze.models.base.SenderModel.head_marked_lost`)
+  may be resent outside recovery, subject to the window.
 
 Vantage point (DOMAIN.md 1): the models need the times at the sender. Near the sender the
 capture's times are used as they are. Near the receiver (or mid-path) every ACK is delayed by
@@ -447,8 +450,10 @@ class _Judge:
         expired = deadline is not None and now >= deadline - slack
         repeat = ev.start in self.resent
         self.resent.add(ev.start)
-        if m.state in (RECOVERY, LOSS) and not repeat:
-            return None, False
+        if m.state in (RECOVERY, LOSS) and (not repeat or (self.fast_pending and ev.start == m.board.high_ack)):
+            return None, False  # in recovery; or the fast retransmission of a head resent before
+        if m.head_marked_lost and ev.start == m.board.high_ack and not repeat:
+            return None, False  # ns-3 resends a head it marked lost (bookkeeping="ns3"), window permitting
         srtt = m.srtt_s
         pto = (srtt is not None and m.last_send_ns is not None
                and now - m.last_send_ns >= int(TLP_FACTOR * srtt * (1 - RTO_SLACK) * NS))

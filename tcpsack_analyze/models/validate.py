@@ -11,6 +11,13 @@ Open, Disorder or CWR) where the inferred cwnd is within one segment of the kern
 10% of it; the same for the naive bound (the flight size); and the share of ACKs whose inferred
 state matches the kernel's (Open, Disorder, CWR = slow start or congestion avoidance; Recovery;
 Loss = the RTO state).
+
+The state compared is, like cwnd, the one in force *before* the ACK: the last change strictly
+before the probe's time. A change at the probe's own instant is that ACK's doing: ns-3 stamps
+the probe and the state change its processing makes with the same simulated time (the kernel's
+tracepoints are nanoseconds apart, so its figures do not depend on this), and taking it as
+the state before would judge the ACK that ends recovery as Open (with ns-3's deflated cwnd
+beside the model's inflated one) and the ACK that starts it as Recovery.
 """
 from __future__ import annotations
 
@@ -56,7 +63,7 @@ def compare(run: ModelRun, truth: Truth, flow: int, smss: int) -> TruthCompariso
     kernel = p.cwnd.to_numpy()[ok].astype(float)
     changes = sorted((c.t, c.state) for c in truth.ca_states if c.flow == flow)
     change_t = np.array([c[0] for c in changes])
-    k = np.searchsorted(change_t, p.t.to_numpy()[ok], side="right") - 1
+    k = np.searchsorted(change_t, p.t.to_numpy()[ok], side="left") - 1  # strictly before: see above
     kstate = np.array(["Open" if i < 0 else changes[i][1] for i in k.tolist()], dtype=object)
     open_ = np.isin(kstate, ("Open", "Disorder", "CWR"))
     inferred = run.cwnd[row] / smss

@@ -9,7 +9,11 @@ carries the ACKs back over the reverse path.
   first unacknowledged one, runs out (``delack_ns``: Linux's 40 ms minimum by default). Without
   delayed ACKs every segment is acknowledged at once.
 * Immediate ACKs (RFC 5681 section 4.2): for a segment above a hole, one that fills a hole, or a
-  duplicate; they carry the SACK blocks.
+  duplicate; they carry the SACK blocks. Also for the segment that completes the transfer
+  (``end``): the sender closes after its last write, and the FIN that follows the last segment
+  is acknowledged at once (Linux, ns-3), which acknowledges the data with it; without this the
+  last odd segment would wait for the delayed-ACK timer, which no capture of a closed transfer
+  shows.
 * SACK (RFC 2018 section 4): up to ``max_blocks`` blocks (3 beside timestamps), the first the
   block holding the segment that triggered the ACK, the rest the other most recently changed
   ones.
@@ -39,8 +43,9 @@ class Receiver:
     """One direction's receiver (module docstring). ``start``: the first data octet."""
 
     def __init__(self, start: int, *, sack: bool = True, delayed: bool = True, delack_ns: int = 40_000_000,
-                 max_blocks: int = 3) -> None:
+                 max_blocks: int = 3, end: int | None = None) -> None:
         self.rcv_nxt = start
+        self.end = end  # one past the last data octet: its segment is acknowledged at once (the FIN)
         self.sack = sack
         self.delayed = delayed
         self.delack_ns = delack_ns
@@ -71,7 +76,7 @@ class Receiver:
         self.recent = [b for b in self.recent if b[1] > self.rcv_nxt]
         if tsval is not None:
             self.ts_recent = tsval
-        if filled_hole or not self.delayed:
+        if filled_hole or not self.delayed or (self.end is not None and self.rcv_nxt >= self.end):
             return self._ack(None)
         self.unacked += 1
         if self.unacked >= 2:

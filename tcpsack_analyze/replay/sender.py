@@ -7,9 +7,14 @@ to the model (``on_send``), so the same model code runs both loops:
 
 * entering fast recovery, the first unacknowledged segment goes at once (RFC 5681 section 3.2
   step 2 "fast retransmit", RFC 6675 section 5 step (4.3)), whatever cwnd says;
-* a NewReno partial ACK resends the first unacknowledged segment (RFC 6582 section 3.2 step 5);
+* a NewReno partial ACK resends the first unacknowledged segment (RFC 6582 section 3.2 step 5),
+  and so does any partial ACK with ``bookkeeping="ns3"`` (ns-3's ``ProcessAck`` calls
+  ``DoRetransmit`` on a partial ACK, SACK or not; with SACK unless the segment was resent already);
 * with SACK, in recovery, RFC 6675 NextSeg() chooses: lost holes first, then new data, then the
   other holes, then one rescue retransmission (:meth:`~tcpsack_analyze.scoreboard.Scoreboard.next_seg`);
+* a head the model marked lost outside recovery (``bookkeeping="ns3"``: ns-3's emulated SACK,
+  :attr:`~tcpsack_analyze.models.base.SenderModel.head_marked_lost`) is resent once, window
+  permitting, before new data (NextSeg rule 1 in any state, as ns-3's ``SendPendingData``);
 * after a timeout (state ``loss``, also Tahoe's fast retransmit), go-back-N from the cumulative
   ACK up to what was sent before (RFC 5681 section 3.1), skipping SACKed data when the scoreboard
   kept it (only real SACK blocks: blocks a SACK model emulated from a non-SACK receiver's
@@ -96,6 +101,7 @@ class Sender:
     _bounds: dict[int, int] = field(default_factory=dict)  # first octet -> end of each new segment (bundle off)
     _gbn: int | None = None  # go-back-N's next octet in the loss state
     _head_due: bool = False  # the first unacknowledged segment must go now
+    _head_resent: int | None = None  # the marked-lost head resent outside recovery
 
     @property
     def done(self) -> bool:
@@ -111,9 +117,12 @@ class Sender:
             self._gbn = m.board.high_ack  # Tahoe: fast retransmit, then go-back-N in slow start
         elif m.state is RECOVERY and before_state is not RECOVERY:
             self._head_due = True  # fast retransmit
-        elif (m.state is RECOVERY and before_state is RECOVERY and not m.uses_sack
-              and m.board.high_ack > before_una):
-            self._head_due = True  # NewReno partial ACK (Reno leaves recovery on it)
+        elif (m.state is RECOVERY and before_state is RECOVERY and m.board.high_ack > before_una
+              and (not m.uses_sack or (m.options.bookkeeping == "ns3"
+                                       and (not m.receiver_sacks or m.board.high_ack >= m.board.high_rxt)))):
+            # NewReno partial ACK (Reno leaves recovery on it); ns-3 resends the new head on any
+            # partial ACK (DoRetransmit), with SACK unless it was resent already
+            self._head_due = True
         if m.state is not LOSS:
             self._gbn = None
 
@@ -156,6 +165,9 @@ class Sender:
                     self._gbn = b
             if self._gbn < high:
                 return self._gbn, self._resend_end(self._gbn), False, False
+        if m.head_marked_lost and m.state is not RECOVERY and self._head_resent != una:
+            self._head_resent = una
+            return una, self._resend_end(una), False, False
         new = self.start + self.app.available(now) - high
         if m.uses_sack and m.state is RECOVERY:
             window_end = una + m.rwnd if m.rwnd is not None else None

@@ -83,7 +83,8 @@ def run(sender: Sender, path: Path, loss: LossModel, *, limit_s: float = 3600.0)
     simulated time have passed. ``loss`` is a fresh seeded loss model (one decision per data
     transmission, in send order; the observed losses decide by octets, :mod:`.loss`)."""
     one_way = path.rtt_ns // 2
-    receiver = Receiver(sender.start, sack=path.sack, delayed=path.delayed_acks, delack_ns=path.delack_ns)
+    receiver = Receiver(sender.start, sack=path.sack, delayed=path.delayed_acks, delack_ns=path.delack_ns,
+                        end=sender.start + sender.app.total)
     heap: list[tuple[int, int, int, object]] = []
     order = count()
     queued: list[int] = []  # departure times of the packets at the bottleneck (a heap)

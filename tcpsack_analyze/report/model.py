@@ -217,9 +217,9 @@ def direction_report(res: ConnectionResult, d: int, duration_s: float, view: van
 
 def connection_report(res: ConnectionResult, fits: tuple[GilbertElliott | None, GilbertElliott | None]) -> ConnectionReport:
     """One connection's section. ``fits`` are the Gilbert-Elliott fits of its two directions'
-    loss sequences, made by the caller for all directions of a capture at once
-    (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`: one short fit costs about
-    as much as a hundred fitted together)."""
+    loss sequences, made by the caller
+    (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`, one call for a group of
+    connections)."""
     first, last = res.first_ns, res.last_ns
     duration = (last - first) / 1e9
     min_ab, min_ba = res.rtt[0].samples.min(), res.rtt[1].samples.min()

@@ -1,0 +1,2 @@
+//! Loss forensics of one direction (DOMAIN.md sections 4-7): the tracker (`tracker`), the
+//! sender states and their transitions (`states`), and the record tables (`records`).
