@@ -8,28 +8,24 @@
 //! value on the wire; times are ns on the capture clock. An integer column holds [`NONE`] for
 //! None; an enum column holds its code (-1 for None), named by [`Vocab`].
 
-use crate::loss::states::{EpisodeEnd, Spurious, Trigger};
+use crate::loss::states::{named, EpisodeEnd, Spurious, Trigger};
 
 /// Stands for None in an integer column.
 pub const NONE: i64 = i64::MIN;
 
-/// Where a loss happened relative to the capture point (DOMAIN.md section 7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Where {
-    /// seen here, then retransmitted: lost between here and the receiver
-    Downstream = 0,
-    /// never seen here, filled later by a retransmission
-    Upstream = 1,
+named! {
+    /// Where a loss happened relative to the capture point (DOMAIN.md section 7).
+    Where {
+        /// seen here, then retransmitted: lost between here and the receiver
+        Downstream = "downstream",
+        /// never seen here, filled later by a retransmission
+        Upstream = "upstream",
+    }
 }
 
-/// Why a hole was filled late (`Fill.cause`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Cause {
-    Retransmission = 0,
-    Reordering = 1,
-    Ambiguous = 2,
+named! {
+    /// Why a hole was filled late (`Fill.cause`).
+    Cause { Retransmission = "retransmission", Reordering = "reordering", Ambiguous = "ambiguous" }
 }
 
 /// One retransmitted data segment while it can still change (`records.Retransmission`).
@@ -93,12 +89,15 @@ pub enum Vocab {
 impl Vocab {
     /// The names of the codes, in code order.
     pub fn names(self) -> Vec<&'static str> {
+        fn all<T: Copy>(v: &[T], name: fn(T) -> &'static str) -> Vec<&'static str> {
+            v.iter().map(|&x| name(x)).collect()
+        }
         match self {
-            Vocab::Trigger => Trigger::ALL.iter().map(|t| t.name()).collect(),
-            Vocab::Spurious => Spurious::ALL.iter().map(|t| t.name()).collect(),
-            Vocab::EpisodeEnd => EpisodeEnd::ALL.iter().map(|t| t.name()).collect(),
-            Vocab::Where => vec!["downstream", "upstream"],
-            Vocab::Cause => vec!["retransmission", "reordering", "ambiguous"],
+            Vocab::Trigger => all(Trigger::ALL, Trigger::name),
+            Vocab::Spurious => all(Spurious::ALL, Spurious::name),
+            Vocab::EpisodeEnd => all(EpisodeEnd::ALL, EpisodeEnd::name),
+            Vocab::Where => all(Where::ALL, Where::name),
+            Vocab::Cause => all(Cause::ALL, Cause::name),
         }
     }
 }
@@ -141,7 +140,7 @@ impl Column {
 /// The records of one kind, one column per field (in the dataclass's order).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
-    pub names: &'static [&'static str],
+    pub names: Vec<&'static str>,
     pub columns: Vec<Column>,
     pub len: usize,
 }
@@ -208,11 +207,6 @@ impl Drop for Row<'_> {
 }
 
 impl Table {
-    fn new(names: &'static [&'static str], columns: Vec<Column>) -> Table {
-        debug_assert_eq!(names.len(), columns.len());
-        Table { names, columns, len: 0 }
-    }
-
     pub fn row(&mut self) -> Row<'_> {
         Row { table: self, at: 0 }
     }
@@ -234,121 +228,64 @@ impl Table {
         }
     }
 
+    /// A table of the fields `schema` names as `name:type` (int, bool, text, the vocabulary
+    /// of an enum column, or `triggers` for a list of triggers), in the dataclass's order.
+    fn of(schema: &'static str) -> Table {
+        let mut names = Vec::new();
+        let mut columns = Vec::new();
+        for field in schema.split_whitespace() {
+            let (name, kind) = field.split_once(':').expect("name:type");
+            names.push(name);
+            columns.push(match kind {
+                "int" => Column::Int(Vec::new()),
+                "bool" => Column::Bool(Vec::new()),
+                "text" => Column::Text(Vec::new()),
+                "trigger" => Column::Code(Vocab::Trigger, Vec::new()),
+                "spurious" => Column::Code(Vocab::Spurious, Vec::new()),
+                "ended" => Column::Code(Vocab::EpisodeEnd, Vec::new()),
+                "where" => Column::Code(Vocab::Where, Vec::new()),
+                "cause" => Column::Code(Vocab::Cause, Vec::new()),
+                "triggers" => Column::Codes(Vocab::Trigger, Vec::new(), Vec::new()),
+                _ => unreachable!("no column type {kind}"),
+            });
+        }
+        Table { names, columns, len: 0 }
+    }
+
     /// `records.Retransmission`
     pub fn retransmissions() -> Table {
-        use Column::*;
-        let i = || Int(Vec::new());
-        let b = || Bool(Vec::new());
-        Table::new(
-            &[
-                "index",
-                "time_ns",
-                "seq",
-                "start",
-                "end",
-                "nth",
-                "trigger",
-                "episode",
-                "rtd_ns",
-                "dupacks",
-                "sacked_segments",
-                "silence_ns",
-                "since_ack_ns",
-                "flight_segments",
-                "backoff",
-                "rto_estimate_ns",
-                "srtt_ns",
-                "highest",
-                "thin",
-                "tsval",
-                "rto_run",
-                "rto_interval_ns",
-                "episode_trigger",
-                "spurious",
-                "covered_ns",
-                "evidence",
-            ],
-            vec![
-                i(),
-                i(),
-                i(),
-                i(),
-                i(),
-                i(),
-                Code(Vocab::Trigger, vec![]),
-                i(),
-                i(),
-                i(),
-                i(),
-                i(),
-                i(),
-                i(),
-                i(),
-                i(),
-                i(),
-                b(),
-                b(),
-                i(),
-                i(),
-                i(),
-                Code(Vocab::Trigger, vec![]),
-                Code(Vocab::Spurious, vec![]),
-                i(),
-                Text(vec![]),
-            ],
+        Table::of(
+            "index:int time_ns:int seq:int start:int end:int nth:int trigger:trigger episode:int rtd_ns:int dupacks:int \
+             sacked_segments:int silence_ns:int since_ack_ns:int flight_segments:int backoff:int rto_estimate_ns:int srtt_ns:int \
+             highest:bool thin:bool tsval:int rto_run:int rto_interval_ns:int episode_trigger:trigger spurious:spurious \
+             covered_ns:int evidence:text",
         )
     }
 
     /// `records.Fill`
     pub fn fills() -> Table {
-        use Column::*;
-        let i = || Int(Vec::new());
-        Table::new(
-            &["index", "time_ns", "seq", "start", "end", "opened_ns", "cause", "evidence"],
-            vec![i(), i(), i(), i(), i(), i(), Code(Vocab::Cause, vec![]), Text(vec![])],
-        )
+        Table::of("index:int time_ns:int seq:int start:int end:int opened_ns:int cause:cause evidence:text")
     }
 
     /// `records.RecoveryEpisode`
     pub fn episodes() -> Table {
-        use Column::*;
-        let i = || Int(Vec::new());
-        Table::new(
-            &["id", "trigger", "start_ns", "start_index", "recovery_point", "end_ns", "ended", "retransmissions", "holes", "rtos", "sack_in_use", "spurious"],
-            vec![i(), Code(Vocab::Trigger, vec![]), i(), i(), i(), i(), Code(Vocab::EpisodeEnd, vec![]), i(), i(), i(), Bool(vec![]), i()],
+        Table::of(
+            "id:int trigger:trigger start_ns:int start_index:int recovery_point:int end_ns:int ended:ended retransmissions:int \
+             holes:int rtos:int sack_in_use:bool spurious:int",
         )
     }
 
     /// `records.LossIncident`
     pub fn incidents() -> Table {
-        use Column::*;
-        let i = || Int(Vec::new());
-        let b = || Bool(Vec::new());
-        Table::new(
-            &[
-                "start",
-                "end",
-                "seq",
-                "first_index",
-                "first_ns",
-                "retransmissions",
-                "last_rexmit_ns",
-                "covered_ns",
-                "where",
-                "lost",
-                "lost_transmissions",
-                "triggers",
-                "thin",
-            ],
-            vec![i(), i(), i(), i(), i(), i(), i(), i(), Code(Vocab::Where, vec![]), b(), i(), Codes(Vocab::Trigger, vec![], vec![]), b()],
+        Table::of(
+            "start:int end:int seq:int first_index:int first_ns:int retransmissions:int last_rexmit_ns:int covered_ns:int \
+             where:where lost:bool lost_transmissions:int triggers:triggers thin:bool",
         )
     }
 
     /// `records.LostTransmission`
     pub fn lost() -> Table {
-        use Column::*;
-        let i = || Int(Vec::new());
-        Table::new(&["index", "time_ns", "seq", "start", "end", "original", "where"], vec![i(), i(), i(), i(), i(), Bool(vec![]), Code(Vocab::Where, vec![])])
+        Table::of("index:int time_ns:int seq:int start:int end:int original:bool where:where")
     }
 
     pub fn push_rexmit(&mut self, r: &Rexmit) {

@@ -9,130 +9,67 @@
 //! episode's first resend shown spurious, and the end of the capture. A change out of Recovery
 //! or Loss ends the current recovery episode with the [`EpisodeEnd`] the table names.
 
-/// What made the sender resend (domain.md section 4). The order is the Python enum's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Trigger {
-    Fast = 0,
-    Early = 1,
-    Recovery = 2,
-    Rto = 3,
-    Tlp = 4,
-    Other = 5,
-    Ambiguous = 6,
-}
-
-impl Trigger {
-    pub const ALL: [Trigger; 7] = [Trigger::Fast, Trigger::Early, Trigger::Recovery, Trigger::Rto, Trigger::Tlp, Trigger::Other, Trigger::Ambiguous];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Trigger::Fast => "fast",
-            Trigger::Early => "early",
-            Trigger::Recovery => "recovery",
-            Trigger::Rto => "rto",
-            Trigger::Tlp => "tlp",
-            Trigger::Other => "other",
-            Trigger::Ambiguous => "ambiguous",
+/// An enum of names: its values in order (`ALL`, codes 0, 1, ...) and the name of each, as
+/// Python's enums of `loss/states.py` and `loss/records.py` spell them.
+macro_rules! named {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum $name {
+            $($(#[$vm])* $var),+
         }
-    }
-}
 
-/// Why a resend was unnecessary (domain.md section 4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Spurious {
-    Dsack = 0,
-    Eifel = 1,
-    EarlyAck = 2,
-    Acked = 3,
-}
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
 
-impl Spurious {
-    pub const ALL: [Spurious; 4] = [Spurious::Dsack, Spurious::Eifel, Spurious::EarlyAck, Spurious::Acked];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Spurious::Dsack => "dsack",
-            Spurious::Eifel => "eifel",
-            Spurious::EarlyAck => "early_ack",
-            Spurious::Acked => "already_acked",
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$var => $s),+
+                }
+            }
         }
-    }
+    };
+}
+pub(crate) use named;
+
+named! {
+    /// What made the sender resend (domain.md section 4). The order is the Python enum's.
+    Trigger { Fast = "fast", Early = "early", Recovery = "recovery", Rto = "rto", Tlp = "tlp", Other = "other", Ambiguous = "ambiguous" }
 }
 
-/// How a recovery episode ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum EpisodeEnd {
-    FullAck = 0,
-    Rto = 1,
-    Undone = 2,
-    EndOfCapture = 3,
+named! {
+    /// Why a resend was unnecessary (domain.md section 4).
+    Spurious { Dsack = "dsack", Eifel = "eifel", EarlyAck = "early_ack", Acked = "already_acked" }
 }
 
-impl EpisodeEnd {
-    pub const ALL: [EpisodeEnd; 4] = [EpisodeEnd::FullAck, EpisodeEnd::Rto, EpisodeEnd::Undone, EpisodeEnd::EndOfCapture];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            EpisodeEnd::FullAck => "full_ack",
-            EpisodeEnd::Rto => "rto",
-            EpisodeEnd::Undone => "undone",
-            EpisodeEnd::EndOfCapture => "end_of_capture",
-        }
-    }
+named! {
+    /// How a recovery episode ended.
+    EpisodeEnd { FullAck = "full_ack", Rto = "rto", Undone = "undone", EndOfCapture = "end_of_capture" }
 }
 
-/// The sender state a resend implies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum CaState {
-    Open = 0,
-    Recovery = 1,
-    Loss = 2,
+named! {
+    /// The sender state a resend implies.
+    CaState { Open = "Open", Recovery = "Recovery", Loss = "Loss" }
 }
 
-impl CaState {
-    pub fn name(self) -> &'static str {
-        match self {
-            CaState::Open => "Open",
-            CaState::Recovery => "Recovery",
-            CaState::Loss => "Loss",
-        }
-    }
-}
-
-/// What can move the sender state besides the resends (named by their [`Trigger`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Event {
-    /// the timer fires again without progress since the last timeout
-    Backoff = 0,
-    /// the cumulative ACK passes the recovery point
-    FullAck = 1,
-    /// the episode's first resend is shown spurious
-    Undone = 2,
-    /// the capture ends
-    End = 3,
-    /// a go-back-N resend shows the sender did not undo the timeout episode judged spurious
-    Resume = 4,
-    /// a resend of the head after a partial ACK shows the sender did not undo the recovery
-    /// judged spurious
-    ResumeRecovery = 5,
-}
-
-impl Event {
-    /// The member's name in `loss/states.py`'s `Event`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Event::Backoff => "BACKOFF",
-            Event::FullAck => "FULL_ACK",
-            Event::Undone => "UNDONE",
-            Event::End => "END",
-            Event::Resume => "RESUME",
-            Event::ResumeRecovery => "RESUME_RECOVERY",
-        }
+named! {
+    /// What can move the sender state besides the resends (named by their [`Trigger`]); the
+    /// names are the members of `loss/states.py`'s `Event`.
+    Event {
+        /// the timer fires again without progress since the last timeout
+        Backoff = "BACKOFF",
+        /// the cumulative ACK passes the recovery point
+        FullAck = "FULL_ACK",
+        /// the episode's first resend is shown spurious
+        Undone = "UNDONE",
+        /// the capture ends
+        End = "END",
+        /// a go-back-N resend shows the sender did not undo the timeout episode judged spurious
+        Resume = "RESUME",
+        /// a resend of the head after a partial ACK shows the sender did not undo the recovery
+        /// judged spurious
+        ResumeRecovery = "RESUME_RECOVERY",
     }
 }
 
