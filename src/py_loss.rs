@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::events::{Dir, Event, Kind, Placement, StreamFacts, MAX_SACK_BLOCKS};
-use crate::loss::records::{Column, Table, Vocab};
+use crate::loss::records::{Column, Table, Vocab, NONE};
 use crate::loss::tracker::{Horizon, LossTracker as CoreTracker, THIN_PACKETS};
 use crate::rfc6298::Rfc6298 as CoreRfc6298;
 use crate::scoreboard::{AckResult, BoardError, Scoreboard as CoreBoard};
@@ -233,14 +233,23 @@ fn vocab_name(v: Vocab) -> &'static str {
     }
 }
 
-/// A table as {field: column}: int64 arrays (i64::MIN for None), bool arrays, (vocabulary,
+/// A table as {field: column}: int32 or int64 arrays (the type's minimum for None), bool arrays, (vocabulary,
 /// int8 codes) for enums (-1 for None), (vocabulary, int8 codes, uint32 list ends) for lists
 /// of them, lists of str for text.
 fn table_dict<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, col) in t.names.iter().zip(t.columns) {
         match col {
-            Column::Int(v) => d.set_item(name, PyArray1::from_vec(py, v))?,
+            Column::Int(v) => {
+                // int32 (its minimum for None) when every value fits, as loss/table.py keeps them
+                let narrow = v.iter().all(|&x| x == NONE || (x > i32::MIN as i64 && x <= i32::MAX as i64));
+                if narrow {
+                    let v32: Vec<i32> = v.iter().map(|&x| if x == NONE { i32::MIN } else { x as i32 }).collect();
+                    d.set_item(name, PyArray1::from_vec(py, v32))?
+                } else {
+                    d.set_item(name, PyArray1::from_vec(py, v))?
+                }
+            }
             Column::Bool(v) => d.set_item(name, PyArray1::from_vec(py, v))?,
             Column::Code(voc, v) => d.set_item(name, (vocab_name(voc), PyArray1::from_vec(py, v)))?,
             Column::Codes(voc, v, ends) => d.set_item(name, (vocab_name(voc), PyArray1::from_vec(py, v), PyArray1::from_vec(py, ends)))?,

@@ -68,15 +68,14 @@ class _IntColumn:
 
     @classmethod
     def of(cls, values: np.ndarray) -> _IntColumn:
-        """A column of int64 values with the int64 minimum for None (the core's columns)."""
+        """A column of int32 or int64 values with the type's minimum for None (the compiled loss
+        tracker's columns, narrowed there to int32 when every value fits)."""
         col = cls()
-        raw = np.asarray(values, np.int64)
-        none = raw == _NONE["q"]
-        known = raw[~none]
-        if known.size == 0 or (known.min() > _NONE["i"] and known.max() < (1 << 31)):
-            col.data = array("i", np.where(none, _NONE["i"], raw).astype(np.int32).tobytes())
+        raw = np.asarray(values)
+        if raw.dtype == np.int32:
+            col.data = array("i", raw.tobytes())
         else:
-            col.data, col.none = array("q", raw.tobytes()), _NONE["q"]
+            col.data, col.none = array("q", raw.astype(np.int64).tobytes()), _NONE["q"]
         return col
 
     def values(self) -> list[int | None]:
@@ -225,7 +224,8 @@ class RecordTable(Generic[R]):
     @classmethod
     def from_columns(cls, kind: type[R], size: int, values: dict[str, Any]) -> RecordTable[R]:
         """A table of ``size`` records from one sequence of values per field (integer fields as
-        int64 arrays with the int64 minimum for None, booleans as arrays, the others as lists):
+        int32 or int64 arrays with the type's minimum for None, booleans as arrays, the others as
+        lists):
         the loss tracker's tables, made in the compiled core."""
         table: RecordTable[R] = cls(kind)
         if not size:

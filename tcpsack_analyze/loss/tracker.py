@@ -105,7 +105,7 @@ def _table(kind: type, name: str, columns: dict[str, Any]) -> RecordTable:
         else:
             values[field] = col
         size = len(values[field])
-    values["conn"] = np.full(size, -1, np.int64)
+    values["conn"] = np.full(size, -1, np.int32)
     values["direction"] = [name] * size
     return RecordTable.from_columns(kind, size, values)
 
