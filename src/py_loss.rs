@@ -260,7 +260,7 @@ fn table_dict<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
 }
 
 /// The loss tracker of one direction (src/loss/tracker.rs); `loss.tracker.LossTracker` wraps it.
-#[pyclass(module = "tcpsack_analyze._core", name = "LossTracker", unsendable)]
+#[pyclass(module = "tcpsack_analyze._core", name = "LossTracker")]
 pub struct PyLossTracker {
     inner: Option<CoreTracker>,
 }

@@ -71,9 +71,8 @@
 //! Update() alone: the sender's recovery is what this tracker infers, not what it assumes) and
 //! the RTT in the RFC 6298 estimator (`rfc6298.rs`).
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::events::{Dir, Event, Placement, StreamFacts};
 use crate::loss::records::{Cause, Episode, Rexmit, Table, Where};
@@ -183,9 +182,29 @@ impl Timing {
     }
 }
 
-type RxRef = Rc<RefCell<Rexmit>>;
-type SegRef = Rc<RefCell<Seg>>;
-type EpRef = Rc<RefCell<Episode>>;
+/// A live record that several lists refer to (a resend is in `recent`, `pending` and its
+/// segments' lists). Behind a mutex, never contended (one tracker is stepped by one thread), so
+/// that a tracker may move between threads (a pipeline run by a thread pool, as dask runs it).
+type Shared<T> = Arc<Mutex<T>>;
+type RxRef = Shared<Rexmit>;
+type SegRef = Shared<Seg>;
+type EpRef = Shared<Episode>;
+
+fn shared<T>(x: T) -> Shared<T> {
+    Arc::new(Mutex::new(x))
+}
+
+/// Access to a shared record (a panic while one was held cannot leave it half-changed in a way
+/// that matters more than the panic itself, so a poisoned lock is taken as is).
+trait Get<T> {
+    fn get(&self) -> MutexGuard<'_, T>;
+}
+
+impl<T> Get<T> for Shared<T> {
+    fn get(&self) -> MutexGuard<'_, T> {
+        self.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
 
 /// The transmissions of one original segment (or of bytes first seen filling a hole). Kept
 /// for every segment ever resent, until it settles.
@@ -238,7 +257,7 @@ impl Seg {
     /// (send time, TSval) of the latest transmission seen.
     fn last(&self) -> Option<(i64, i64)> {
         if let Some(r) = self.rexmits.last() {
-            let r = r.borrow();
+            let r = r.get();
             return Some((r.time_ns, r.tsval));
         }
         self.first.map(|f| (f.0, f.2))
@@ -249,7 +268,7 @@ impl Seg {
         let mut out: Vec<Tx> = self.first.iter().map(|f| Tx { ns: f.0, record: f.1, pos: f.3, rexmit: None }).collect();
         for (r, &p) in self.rexmits.iter().zip(&self.rexmit_pos) {
             let (ns, record) = {
-                let b = r.borrow();
+                let b = r.get();
                 (b.time_ns, b.index)
             };
             out.push(Tx { ns, record, pos: p, rexmit: Some(r.clone()) });
@@ -288,7 +307,7 @@ impl Segs {
         if self.slots.len() > 64 && self.at.len() * 2 < self.slots.len() {
             self.slots.retain(|s| s.is_some());
             for (i, s) in self.slots.iter().enumerate() {
-                let k = s.as_ref().expect("kept").borrow().start;
+                let k = s.as_ref().expect("kept").get().start;
                 self.at.insert(k, i);
             }
         }
@@ -675,7 +694,7 @@ impl LossTracker {
             self.board.update(a, &[]);
         }
         if !self.pending.is_empty() {
-            let (covered, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending).into_iter().partition(|p| p.0.borrow().end <= a);
+            let (covered, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending).into_iter().partition(|p| p.0.get().end <= a);
             self.pending = rest;
             if !covered.is_empty() {
                 self.covered(&covered, t, tsecr);
@@ -683,15 +702,15 @@ impl LossTracker {
         }
         if !self.open.is_empty() {
             for sg in &self.open {
-                let mut s = sg.borrow_mut();
+                let mut s = sg.get();
                 if s.end <= a {
                     s.covered_ns = Some(t);
                 }
             }
-            self.open.retain(|sg| sg.borrow().end > a);
+            self.open.retain(|sg| sg.get().end > a);
         }
         if let Some(ep) = &self.episode {
-            if a >= ep.borrow().recovery_point {
+            if a >= ep.get().recovery_point {
                 self.end_episode(Input::Event(StateEvent::FullAck), Some(t));
             }
         }
@@ -700,11 +719,11 @@ impl LossTracker {
     /// The open episode ends as `states::TRANSITIONS` says.
     fn end_episode(&mut self, what: Input, t: Option<i64>) {
         let ep = self.episode.take().expect("an open episode");
-        let trigger = ep.borrow().trigger;
+        let trigger = ep.get().trigger;
         let (_, ended) = transition(episode_state(Some(trigger)), what).expect("a transition of the contract");
         let ended = ended.expect("the transition ends the episode");
         {
-            let mut e = ep.borrow_mut();
+            let mut e = ep.get();
             e.end_ns = t;
             e.ended = ended;
         }
@@ -714,9 +733,9 @@ impl LossTracker {
     /// Resends whose end the ACK at `t` covered for the first time (in send order).
     fn covered(&mut self, covered: &[(RxRef, Vec<SegRef>)], t: i64, tsecr: i64) {
         for (j, (r, segs)) in covered.iter().enumerate() {
-            r.borrow_mut().covered_ns = Some(t);
+            r.get().covered_ns = Some(t);
             let (spurious, tsval, start, index) = {
-                let b = r.borrow();
+                let b = r.get();
                 (b.spurious, b.tsval, b.start, b.index)
             };
             if spurious.is_some() {
@@ -726,13 +745,13 @@ impl LossTracker {
                 self.spurious(r, Spurious::Eifel, None);
                 continue;
             }
-            let missing = segs.iter().any(|sg| sg.borrow().reported_missing);
+            let missing = segs.iter().any(|sg| sg.get().reported_missing);
             // with SACK in use, a receiver that had these bytes said so: without such a block the
             // ACK may be a delayed one for two resends that both were needed
-            let had = !self.sack_seen || segs.iter().any(|sg| sg.borrow().sacked);
+            let had = !self.sack_seen || segs.iter().any(|sg| sg.get().sacked);
             let by_earlier = || {
                 covered[..j].iter().any(|(p, _)| {
-                    let p = p.borrow();
+                    let p = p.get();
                     p.end <= start && p.index < index
                 })
             };
@@ -745,7 +764,7 @@ impl LossTracker {
     /// An ACK (cumulative or SACK) of `r`'s bytes at `t` came back sooner than the resend's own
     /// ACK could: an earlier copy caused it (DOMAIN.md section 4, spurious).
     fn too_soon(&self, r: &RxRef, t: i64) -> bool {
-        self.timing.min_local_ns.is_some_and(|m| ((t - r.borrow().time_ns) as f64) < TOO_SOON * m as f64)
+        self.timing.min_local_ns.is_some_and(|m| ((t - r.get().time_ns) as f64) < TOO_SOON * m as f64)
     }
 
     /// Resends whose bytes a SACK block at `t` reported held for the first time, sooner than
@@ -755,7 +774,8 @@ impl LossTracker {
         for k in 0..self.pending.len() {
             let (r, hit) = {
                 let (r, segs) = &self.pending[k];
-                let hit = r.borrow().spurious.is_none() && segs.iter().all(|sg| sg.borrow().sacked) && self.too_soon(r, t);
+                let open = r.get().spurious.is_none();
+                let hit = open && segs.iter().all(|sg| sg.get().sacked) && self.too_soon(r, t);
                 (r.clone(), hit)
             };
             if hit {
@@ -767,9 +787,9 @@ impl LossTracker {
     /// Mark a resend unnecessary, shown at `t` (default: when it was covered); an open episode
     /// that it began is undone (RFC 3522 s. 2).
     fn spurious(&mut self, r: &RxRef, why: Spurious, t: Option<i64>) {
-        r.borrow_mut().spurious = Some(why);
+        r.get().spurious = Some(why);
         let (episode, index, covered_ns) = {
-            let b = r.borrow();
+            let b = r.get();
             (b.episode, b.index, b.covered_ns)
         };
         let Some(id) = episode else {
@@ -781,9 +801,9 @@ impl LossTracker {
             debug_assert!(false, "the episode of a live resend has moved");
             return;
         };
-        ep.borrow_mut().spurious += 1;
-        let current = self.episode.as_ref().is_some_and(|e| Rc::ptr_eq(e, &ep));
-        if current && ep.borrow().start_index == index {
+        ep.get().spurious += 1;
+        let current = self.episode.as_ref().is_some_and(|e| Arc::ptr_eq(e, &ep));
+        if current && ep.get().start_index == index {
             self.end_episode(Input::Event(StateEvent::Undone), if t.is_none() { covered_ns } else { t });
         }
     }
@@ -800,7 +820,7 @@ impl LossTracker {
         let una = self.snd_una.expect("set by the first ACK");
         // an ACK stopping inside a resent segment reports it missing
         for sg in &self.open {
-            let mut s = sg.borrow_mut();
+            let mut s = sg.get();
             if s.start <= a && a < s.end {
                 s.reported_missing = true;
             }
@@ -808,7 +828,7 @@ impl LossTracker {
         if !blocks.is_empty() {
             self.sack_seen = true;
             if let Some(ep) = &self.episode {
-                ep.borrow_mut().sack_in_use = true;
+                ep.get().sack_in_use = true;
             }
             let mut first = 0;
             if dsack {
@@ -825,7 +845,7 @@ impl LossTracker {
             if let Some(top) = self.board.high_sack() {
                 let mut newly = false;
                 for sg in &self.open {
-                    let mut s = sg.borrow_mut();
+                    let mut s = sg.get();
                     let whole = self.board.sacked_within(s.start, s.end) >= s.end - s.start;
                     newly |= whole && !s.sacked;
                     s.sacked |= whole;
@@ -847,17 +867,17 @@ impl LossTracker {
         let horizon = t - self.dsack_horizon();
         let skip = self.recent.len().saturating_sub(DSACK_WINDOW);
         let cand = self.recent.iter().skip(skip).rev().find(|r| {
-            let r = r.borrow();
+            let r = r.get();
             r.start < hi && lo < r.end && horizon <= r.time_ns && r.time_ns <= t
         });
         let Some(c) = cand.cloned() else {
             return;
         };
-        let spurious = c.borrow().spurious;
+        let spurious = c.get().spurious;
         match spurious {
             None => self.spurious(&c, Spurious::Dsack, None),
             // the receiver's own word outranks timing
-            Some(Spurious::EarlyAck) => c.borrow_mut().spurious = Some(Spurious::Dsack),
+            Some(Spurious::EarlyAck) => c.get().spurious = Some(Spurious::Dsack),
             Some(_) => {}
         }
     }
@@ -874,7 +894,7 @@ impl LossTracker {
                 let seg = match self.segs.get(a) {
                     Some(seg) => seg,
                     None => {
-                        let seg = Rc::new(RefCell::new(Seg::new(a, b, Some((self.o_ts[i], self.o_index[i], self.o_tsval[i], self.o_pos[i])))));
+                        let seg = shared(Seg::new(a, b, Some((self.o_ts[i], self.o_index[i], self.o_tsval[i], self.o_pos[i]))));
                         self.segs.set(a, seg.clone());
                         seg
                     }
@@ -889,14 +909,14 @@ impl LossTracker {
                 .segs
                 .values()
                 .find(|sg| {
-                    let g = sg.borrow();
+                    let g = sg.get();
                     g.start <= s && s < g.end
                 })
                 .cloned();
             if let Some(sg) = found {
                 out.push(sg);
             } else {
-                let seg = Rc::new(RefCell::new(Seg::new(s, e, None)));
+                let seg = shared(Seg::new(s, e, None));
                 self.segs.set(s, seg.clone());
                 out.push(seg);
             }
@@ -945,7 +965,7 @@ impl LossTracker {
         seg.upstream = true;
         seg.opened_ns = Some(opened_ns);
         seg.opened_pos = opened_pos;
-        let seg = Rc::new(RefCell::new(seg));
+        let seg = shared(seg);
         self.segs.set(s, seg.clone());
         self.open.push(seg);
     }
@@ -957,7 +977,7 @@ impl LossTracker {
     #[allow(clippy::too_many_arguments)]
     fn on_rexmit(&mut self, s: i64, e: i64, t: i64, index: i64, tsval: i64, pos: i64, flight: i64) {
         let segs = self.segs_of(s, e);
-        let lasts: Vec<(i64, i64)> = segs.iter().filter_map(|sg| sg.borrow().last()).collect();
+        let lasts: Vec<(i64, i64)> = segs.iter().filter_map(|sg| sg.get().last()).collect();
         let prev_ns = lasts.iter().map(|x| x.0).max();
         let prev_tsval = lasts.iter().map(|x| x.1).max().unwrap_or(-1);
         // a network duplicate: the same bytes with the same TSval, moments apart
@@ -969,7 +989,7 @@ impl LossTracker {
                 }
             }
         }
-        let nth = segs.iter().map(|sg| sg.borrow().count()).max().expect("at least one segment");
+        let nth = segs.iter().map(|sg| sg.get().count()).max().expect("at least one segment");
         let una = self.snd_una.unwrap_or(0);
         let since_ack = self.last_ack_ns.map(|a| t - a);
         let last = [self.last_ack_ns, self.last_send_ns, prev_ns].into_iter().flatten().max().unwrap_or(t);
@@ -978,7 +998,7 @@ impl LossTracker {
         let sacked_bytes = self.board.sacked_within(s, high_sack);
         for sg in &segs {
             // SACKed before this resend: the receiver had a copy
-            let mut g = sg.borrow_mut();
+            let mut g = sg.get();
             g.sacked |= self.board.sacked_within(g.start, g.end) >= g.end - g.start;
         }
         let smss = if self.mss != 0 { self.mss } else { (e - s).max(1) };
@@ -991,7 +1011,7 @@ impl LossTracker {
         // resend that merges queued messages is timed from the previous copy of its first byte
         // (segs[0] holds it), not from a later copy of its tail (a probe, say)
         let first_last = {
-            let g = segs[0].borrow();
+            let g = segs[0].get();
             if g.start <= s && s < g.end {
                 g.last()
             } else {
@@ -1009,10 +1029,10 @@ impl LossTracker {
         } else if trigger == Trigger::Tlp {
             self.tlp_end = Some(self.snd_max);
         }
-        let ep_trigger = ep.as_ref().map(|x| x.borrow().trigger);
+        let ep_trigger = ep.as_ref().map(|x| x.get().trigger);
         let backoff = trigger == Trigger::Rto && ep_trigger == Some(Trigger::Rto) && self.rto_run > 1;
         let resume = ep.is_none() && trigger == Trigger::Recovery; // classify: the sender did not undo an undone episode
-        let resumed = if self.undone.as_ref().is_some_and(|u| u.borrow().trigger == Trigger::Rto) { StateEvent::Resume } else { StateEvent::ResumeRecovery };
+        let resumed = if self.undone.as_ref().is_some_and(|u| u.get().trigger == Trigger::Rto) { StateEvent::Resume } else { StateEvent::ResumeRecovery };
         let what = if backoff {
             Input::Event(StateEvent::Backoff)
         } else if resume {
@@ -1024,7 +1044,7 @@ impl LossTracker {
         if resume {
             let u = self.undone.take().expect("an undone episode to resume");
             {
-                let mut b = u.borrow_mut();
+                let mut b = u.get();
                 b.end_ns = None; // open again, as when it began
                 b.ended = EpisodeEnd::EndOfCapture;
             }
@@ -1032,7 +1052,7 @@ impl LossTracker {
             ep = Some(u);
         }
         if backoff {
-            ep.as_ref().expect("a timeout episode").borrow_mut().recovery_point = self.snd_max;
+            ep.as_ref().expect("a timeout episode").get().recovery_point = self.snd_max;
             // the same timeout episode goes on
         }
         if ended.is_some() {
@@ -1041,7 +1061,7 @@ impl LossTracker {
         }
         if ep.is_none() && state != CaState::Open {
             let id = (self.episode_table.len + self.episodes.len()) as i64;
-            let new = Rc::new(RefCell::new(Episode {
+            let new = shared(Episode {
                 id,
                 trigger,
                 start_ns: t,
@@ -1054,14 +1074,14 @@ impl LossTracker {
                 rtos: 0,
                 sack_in_use: false,
                 spurious: 0,
-            }));
+            });
             self.episodes.push_back(new.clone());
             self.episode = Some(new.clone());
             ep = Some(new);
         }
         let (ep_id, ep_trig) = match &ep {
             Some(x) => {
-                let b = x.borrow();
+                let b = x.get();
                 (Some(b.id), Some(b.trigger))
             }
             None => (None, None),
@@ -1096,8 +1116,8 @@ impl LossTracker {
             evidence,
         };
         if let (Some(x), Some(id)) = (&ep, ep_id) {
-            let holes = segs.iter().filter(|sg| !sg.borrow().rexmits.iter().any(|r| r.borrow().episode == Some(id))).count() as i64;
-            let mut b = x.borrow_mut();
+            let holes = segs.iter().filter(|sg| !sg.get().rexmits.iter().any(|r| r.get().episode == Some(id))).count() as i64;
+            let mut b = x.get();
             b.retransmissions += 1;
             b.holes += holes;
             if is_rto {
@@ -1105,10 +1125,10 @@ impl LossTracker {
             }
         }
         let spurious = r.spurious;
-        let r = Rc::new(RefCell::new(r));
+        let r = shared(r);
         for sg in &segs {
             let fresh = {
-                let mut g = sg.borrow_mut();
+                let mut g = sg.get();
                 let fresh = g.rexmits.is_empty() && !g.upstream;
                 g.rexmits.push(r.clone());
                 g.rexmit_pos.push(pos);
@@ -1182,10 +1202,10 @@ impl LossTracker {
         let dup = format!("{} dupACKs, {} segments SACKed above", self.dup_run, sacked_segs);
         if let Some(ep) = &self.episode {
             let (ep_id, ep_trigger) = {
-                let b = ep.borrow();
+                let b = ep.get();
                 (b.id, b.trigger)
             };
-            let again = segs.iter().any(|sg| sg.borrow().rexmits.iter().any(|r| r.borrow().episode == Some(ep_id)));
+            let again = segs.iter().any(|sg| sg.get().rexmits.iter().any(|r| r.get().episode == Some(ep_id)));
             if timer && head && (again || ep_trigger == Trigger::Rto || lag > rto) {
                 return (Trigger::Rto, format!("timer: head resent {clock}"));
             }
@@ -1216,9 +1236,9 @@ impl LossTracker {
             return (Trigger::Early, format!("{dup} (< {DUP_THRESH}); {clock}"));
         }
         if let Some(undone) = &self.undone {
-            let live = self.episodes.iter().any(|x| Rc::ptr_eq(x, undone));
+            let live = self.episodes.iter().any(|x| Arc::ptr_eq(x, undone));
             if !timer && live {
-                let u = undone.borrow();
+                let u = undone.get();
                 if u.trigger == Trigger::Rto && !highest {
                     // ACK-clocked, no dupACKs, below snd_max, right after a timeout episode judged
                     // spurious: go-back-N (RFC 6298 section 5) of a sender that did not undo the timeout
@@ -1281,7 +1301,7 @@ impl LossTracker {
         if let Some(old) = old {
             let beyond = self.recent.len() as i64 - DSACK_WINDOW as i64; // these are out of the D-SACK window anyway
             while k < self.recent.len() {
-                let r = self.recent[k].borrow();
+                let r = self.recent[k].get();
                 if (r.covered_ns.is_some() || r.spurious.is_some()) && ((k as i64) < beyond || r.time_ns < old) {
                     k += 1;
                 } else {
@@ -1291,19 +1311,19 @@ impl LossTracker {
         }
         let moved = k;
         for r in self.recent.drain(..k) {
-            self.rx_table.push_rexmit(&r.borrow());
+            self.rx_table.push_rexmit(&r.get());
         }
         // episode ids only grow, so the first live resend with an episode has the oldest live one
-        let mut first_live = self.recent.iter().find_map(|r| r.borrow().episode);
+        let mut first_live = self.recent.iter().find_map(|r| r.get().episode);
         if let Some(ep) = &self.episode {
-            let id = ep.borrow().id;
+            let id = ep.get().id;
             if first_live.is_none_or(|f| id < f) {
                 first_live = Some(id);
             }
         }
         while let Some(ep) = self.episodes.front() {
-            if final_ || first_live.is_none_or(|f| ep.borrow().id < f) {
-                self.episode_table.push_episode(&ep.borrow());
+            if final_ || first_live.is_none_or(|f| ep.get().id < f) {
+                self.episode_table.push_episode(&ep.get());
                 self.episodes.pop_front();
             } else {
                 break;
@@ -1312,7 +1332,7 @@ impl LossTracker {
         if !(final_ || moved > 0 || self.recent.is_empty()) {
             return; // a resent segment waits for its resends to move
         }
-        let oldest = self.recent.front().map(|r| r.borrow().index);
+        let oldest = self.recent.front().map(|r| r.get().index);
         let una = self.snd_una.unwrap_or(0);
         // a segment also waits out the horizon after its last transmission, so that a late
         // resend of its bytes (of acknowledged bytes, say) still finds it, whatever the batches
@@ -1323,19 +1343,19 @@ impl LossTracker {
                 let Some(old) = old else {
                     return true;
                 };
-                let g = sg.borrow();
+                let g = sg.get();
                 (g.covered_ns.is_some() || (g.rexmits.is_empty() && !g.upstream && g.end <= una))
-                    && (oldest.is_none() || g.rexmits.is_empty() || g.rexmits.last().expect("resent").borrow().index < oldest.expect("some"))
+                    && (oldest.is_none() || g.rexmits.is_empty() || g.rexmits.last().expect("resent").get().index < oldest.expect("some"))
                     && g.last().is_none_or(|l| l.0 < old)
             })
             .cloned()
             .collect();
         if final_ {
-            done.sort_by_key(|sg| sg.borrow().start);
+            done.sort_by_key(|sg| sg.get().start);
         }
         for sg in done {
-            self.close(&sg.borrow());
-            let start = sg.borrow().start;
+            self.close(&sg.get());
+            let start = sg.get().start;
             self.segs.remove(start);
         }
     }
@@ -1347,7 +1367,7 @@ impl LossTracker {
             // DOMAIN.md 5: consecutive transmissions of one segment
             if let Some(r) = &w[1].rexmit {
                 self.rtd.push(w[1].ns - w[0].ns);
-                if r.borrow().trigger == Trigger::Rto {
+                if r.get().trigger == Trigger::Rto {
                     self.rto_rtd.push(w[1].ns - w[0].ns);
                 }
             }
@@ -1359,7 +1379,7 @@ impl LossTracker {
         let mut lost_tx: Vec<i64> = if seg.upstream { vec![-1] } else { vec![] }; // upstream: the unseen original
         for i in 0..tx.len().saturating_sub(1) {
             if let Some(nxt) = &tx[i + 1].rexmit {
-                if nxt.borrow().spurious.is_none() {
+                if nxt.get().spurious.is_none() {
                     lost_tx.push(i as i64);
                 }
             }
@@ -1387,8 +1407,8 @@ impl LossTracker {
             }
         }
         let where_ = if seg.upstream { Where::Upstream } else { Where::Downstream };
-        let triggers: Vec<u8> = seg.rexmits.iter().map(|r| r.borrow().trigger as u8).collect();
-        let thin = seg.rexmits.iter().any(|r| r.borrow().thin);
+        let triggers: Vec<u8> = seg.rexmits.iter().map(|r| r.get().trigger as u8).collect();
+        let thin = seg.rexmits.iter().any(|r| r.get().thin);
         self.incident_table
             .row()
             .int(seg.start)
@@ -1451,7 +1471,7 @@ impl LossTracker {
     pub fn finish(mut self) -> LossResult {
         self.timing.catch_up(None);
         if let Some(ep) = &self.episode {
-            let end = ep.borrow().end_ns;
+            let end = ep.get().end_ns;
             self.end_episode(Input::Event(StateEvent::End), end);
         }
         self.settle(None);
@@ -1525,6 +1545,15 @@ mod tests {
         let mut t = LossTracker::new(Dir::A2B, THIN_PACKETS);
         t.feed(&ev, last_ack.time_ns, &facts(), &[(10 * MS, 10 * MS)]);
         t.finish()
+    }
+
+    #[test]
+    fn a_tracker_may_move_between_threads() {
+        fn send<T: Send>(_: &T) {}
+        let t = LossTracker::new(Dir::A2B, THIN_PACKETS);
+        send(&t);
+        let r = std::thread::spawn(move || t.finish()).join().expect("finished on another thread");
+        assert_eq!(r.transmissions, 0);
     }
 
     #[test]
