@@ -71,8 +71,9 @@ def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]],
         table, packets = _read(path)
         held = samples = 0
         for conn in table.live:
-            for part in (conn, *conn.dirs, *conn.loss, *(t.timing for t in conn.loss)):  # type: ignore[attr-defined]
+            for part in (conn, *conn.dirs):  # type: ignore[attr-defined]
                 held += _array_bytes(part)
+            held += sum(t.held_bytes() for t in conn.loss)  # type: ignore[attr-defined]
             samples += sum(len(d.rtt.samples) for d in conn.dirs)  # type: ignore[attr-defined]
         out.append((held, packets, samples))
     (short, n_short, rtt_short), (long, n_long, rtt_long) = out
@@ -85,14 +86,13 @@ def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]],
 
 def test_loss_records_move_out_of_objects(captures: dict[float, list[Path]], monkeypatch: pytest.MonkeyPatch) -> None:
     # these captures last 30 and 120 ms: a horizon of one SRTT (11 ms) lets records move
-    monkeypatch.setattr(tracker_mod, "DSACK_RTTS", 1)
-    monkeypatch.setattr(tracker_mod, "DSACK_MIN_HORIZON_NS", 0)
+    monkeypatch.setattr(tracker_mod, "HORIZON", (1, 0))
     out = []
     for path in captures[0.01]:
         table, _ = _read(path)
         trackers = [t for conn in table.live for t in conn.loss]  # type: ignore[attr-defined]
-        live = sum(len(t.recent) + len(t.segs) + len(t.episodes) for t in trackers)
-        moved = sum(len(t._rx_table) for t in trackers)
+        live = sum(sum(t.live_records()) for t in trackers)
+        moved = sum(t.moved_retransmissions() for t in trackers)
         out.append((live, moved))
     (live_short, moved_short), (live_long, moved_long) = out
     assert moved_long > 3 * moved_short > 0, out  # the resends grow with the capture...

@@ -73,6 +73,6 @@ def test_records_move_before_the_end() -> None:
         for conn, rows in table.split(batch):
             conn.consume(batch, rows)  # type: ignore[attr-defined]
     trackers = [t for conn in table.live for t in conn.loss]  # type: ignore[attr-defined]
-    moved = sum(len(t._rx_table) for t in trackers)
-    live = sum(len(t.recent) for t in trackers)
+    moved = sum(t.moved_retransmissions() for t in trackers)
+    live = sum(t.live_records()[0] for t in trackers)
     assert moved > 10 * max(live, 1), (moved, live)
