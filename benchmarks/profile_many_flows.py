@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         stream = stream_report(str(spread))
         write_json(stream, lambda: (stream.capture, stream.totals), text)
     print(f"{n} web connections, {10 * n} packets")
-    show("1. working state, all connections live (Python: loss trackers)", live, baseline, n, args.top)
-    print(f"   and in the core (flow table, flow stage, RTT samplers): {core_live / n:,.0f} bytes per connection")
+    show("1. working state, all connections live (Python allocations: the loss trackers' faces, the chunk's events)", live, baseline, n, args.top)
+    print(f"   and in the core's flow table, flow stage and RTT samplers: {core_live / n:,.0f} bytes per connection (the core's loss trackers not counted)")
     show("2. frozen results, working state dropped", finished, baseline, n, args.top)
     print(f"\n3. streamed report (a connection every {args.interval} µs, chunks of {CHUNK >> 10} KB): traced peak {peak / 1e6:.1f} MB "
           f"({peak / n:,.0f} B per connection of the capture); JSON {len(text.getvalue()) / n:,.0f} bytes per connection")

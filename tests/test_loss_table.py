@@ -77,3 +77,31 @@ def test_every_loss_record_kind_has_columns() -> None:
     r = Retransmission(3, "a2b", 10, 1_700_000_000_000_000_000, 0xFFFFFFF0, 1, 1449, 1, "fast", None, None, 3, 2,
                        1000, None, 10, 0, None, 11_000_000, False, False, evidence="3 dupACKs")
     assert RecordTable(Retransmission, [r]).records() == [r]
+
+
+def _narrow(values: list[int | None]) -> np.ndarray:
+    """As the core hands an integer column over: int32 with its minimum for None when every
+    value fits, else int64 with its minimum for None."""
+    i32 = np.iinfo(np.int32)
+    if all(v is None or i32.min < v <= i32.max for v in values):
+        return np.array([i32.min if v is None else v for v in values], np.int32)
+    return np.array([np.iinfo(np.int64).min if v is None else v for v in values], np.int64)
+
+
+@settings(max_examples=100, deadline=None)
+@given(recs=_RECS)
+def test_from_columns_gives_the_records_appended(recs: list[_Rec]) -> None:
+    """The compiled loss tracker's columns (int32 or int64 with the type's minimum for None,
+    booleans, lists of values) make the same table as appending the records one by one."""
+    values = {
+        "n": _narrow([r.n for r in recs]), "maybe": _narrow([r.maybe for r in recs]),
+        "flag": np.array([r.flag for r in recs], np.bool_),
+        "word": [r.word for r in recs], "note": [r.note for r in recs], "words": [r.words for r in recs],
+    }
+    table = RecordTable.from_columns(_Rec, len(recs), values)
+    assert len(table) == len(recs)
+    assert table.records() == recs
+    appended = RecordTable(_Rec, recs)
+    for name in ("n", "maybe", "flag"):
+        got, want = table.ints(name), appended.ints(name)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()

@@ -15,30 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tcpsack_analyze.analysis import _Pipeline
 from tcpsack_analyze.loss import tracker as tracker_mod
 from tcpsack_analyze.loss.tracker import LossTracker
 from tcpsack_analyze.reader import ReadStatus
-from tcpsack_analyze.stats import SampleBag
 
 GENERATOR = Path(__file__).resolve().parent.parent / "benchmarks" / "gen_synthetic.py"
-
-
-def _array_bytes(obj: object) -> int:
-    """Bytes of the numpy arrays an object holds directly, in lists/tuples, or in a SampleBag."""
-    names = getattr(obj, "__dict__", {}).keys() | set(getattr(type(obj), "__slots__", ()))
-    total = 0
-    for name in names:
-        value = getattr(obj, name, None)
-        if isinstance(value, SampleBag):
-            total += _array_bytes(value)
-            continue
-        items = value if isinstance(value, (list, tuple)) else [value]
-        total += sum(x.nbytes for x in items if isinstance(x, np.ndarray))
-    return total
 
 
 class Read:
@@ -76,12 +60,12 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[float, list[Path]
     return {loss: [_capture(tmp, n, loss) for n in (20_000, 80_000)] for loss in (0.0, 0.01)}
 
 
-def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(SampleBag, "FIRST_MERGE", 256)  # the real threshold needs longer captures (so in the core)
+def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]]) -> None:
+    # the RTT bags first merge at 256 samples (the real threshold needs longer captures)
     out = []
     for path in captures[0.0]:
         read = Read(path, first_merge=256)
-        held = read.core_bytes + sum(_array_bytes(part) for t in read.trackers for part in (t, t.timing))
+        held = read.core_bytes + sum(t.held_bytes() for t in read.trackers)
         out.append((held, read.packets, read.rtt_samples))
     (short, n_short, rtt_short), (long, n_long, rtt_long) = out
     assert n_long > 3.5 * n_short
@@ -93,13 +77,12 @@ def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]],
 
 def test_loss_records_move_out_of_objects(captures: dict[float, list[Path]], monkeypatch: pytest.MonkeyPatch) -> None:
     # these captures last 30 and 120 ms: a horizon of one SRTT (11 ms) lets records move
-    monkeypatch.setattr(tracker_mod, "DSACK_RTTS", 1)
-    monkeypatch.setattr(tracker_mod, "DSACK_MIN_HORIZON_NS", 0)
+    monkeypatch.setattr(tracker_mod, "HORIZON", (1, 0))
     out = []
     for path in captures[0.01]:
         trackers = Read(path).trackers
-        live = sum(len(t.recent) + len(t.segs) + len(t.episodes) for t in trackers)
-        moved = sum(len(t._rx_table) for t in trackers)
+        live = sum(sum(t.live_records()) for t in trackers)
+        moved = sum(t.moved_retransmissions() for t in trackers)
         out.append((live, moved))
     (live_short, moved_short), (live_long, moved_long) = out
     assert moved_long > 3 * moved_short > 0, out  # the resends grow with the capture...

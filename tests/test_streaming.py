@@ -74,6 +74,6 @@ def test_records_move_before_the_end() -> None:
         for t in chunk.touched:
             pipe._feed(t)
     trackers = [t for pair in pipe._loss.values() for t in pair]
-    moved = sum(len(t._rx_table) for t in trackers)
-    live = sum(len(t.recent) for t in trackers)
+    moved = sum(t.moved_retransmissions() for t in trackers)
+    live = sum(t.live_records()[0] for t in trackers)
     assert moved > 10 * max(live, 1), (moved, live)

@@ -1,6 +1,7 @@
 """The vocabulary of loss forensics and the sender states it implies, as enums and tables.
 
-Contract (the loss tracker, ``loss/tracker.py``, is the only code that changes these states):
+Contract (the loss tracker, ``src/loss/tracker.rs`` behind ``loss/tracker.py``, is the only code
+that changes these states):
 
 * For each direction the tracker infers one **sender state** (:class:`CaState`, Linux's names):
   ``Open`` (no recovery), ``Recovery`` (fast/SACK recovery, RFC 5681/6582/6675) or ``Loss``
@@ -11,9 +12,11 @@ Contract (the loss tracker, ``loss/tracker.py``, is the only code that changes t
   episode's first resend being shown spurious, and the end of the capture. A change out of
   ``Recovery`` or ``Loss`` ends the current *recovery episode* with the :class:`EpisodeEnd` the
   table names; a change into them starts one.
-* Where a transition happens: resends in ``LossTracker._on_rexmit``, the recovery point in
-  ``LossTracker._advance``, undoing in ``LossTracker._spurious``, the capture's end in
-  ``LossTracker.finish``. Nothing else assigns an episode's end.
+* Where a transition happens (``src/loss/tracker.rs``): resends in ``on_rexmit``, the recovery
+  point in ``advance``, undoing in ``spurious``, the capture's end in ``finish``. Nothing else
+  assigns an episode's end.
+* The table itself is the core's (``src/loss/states.rs``, ``TRANSITIONS``, what the tracker
+  steps by); :data:`TRANSITIONS` here is built from it, so the two cannot differ.
 
 Values are ``str`` enums: they compare equal to, and serialise (JSON, CSV, tables) as, the plain
 strings the report has always printed ("fast", "full_ack", "Recovery").
@@ -21,6 +24,8 @@ strings the report has always printed ("fast", "full_ack", "Recovery").
 from __future__ import annotations
 
 import enum
+
+from tcpsack_analyze import _core
 
 
 class _Name(str, enum.Enum):
@@ -83,32 +88,22 @@ class Event(enum.Enum):
     RESUME_RECOVERY = "a resend of the head after a partial ACK shows the sender did not undo the recovery judged spurious"
 
 
-# (state, what happened) -> (next state, how the current episode ends, or None if it goes on)
-TRANSITIONS: dict[tuple[CaState, Trigger | Event], tuple[CaState, EpisodeEnd | None]] = {
-    (CaState.OPEN, Trigger.FAST): (CaState.RECOVERY, None),
-    (CaState.OPEN, Trigger.EARLY): (CaState.RECOVERY, None),
-    (CaState.OPEN, Trigger.RTO): (CaState.LOSS, None),
-    (CaState.OPEN, Trigger.TLP): (CaState.OPEN, None),  # a probe starts no episode
-    (CaState.OPEN, Trigger.OTHER): (CaState.OPEN, None),
-    (CaState.OPEN, Trigger.AMBIGUOUS): (CaState.OPEN, None),
-    (CaState.RECOVERY, Trigger.RECOVERY): (CaState.RECOVERY, None),
-    (CaState.RECOVERY, Trigger.RTO): (CaState.LOSS, EpisodeEnd.RTO),  # a new timeout episode begins
-    (CaState.LOSS, Trigger.RECOVERY): (CaState.LOSS, None),  # go-back-N after the timeout
-    (CaState.LOSS, Trigger.RTO): (CaState.LOSS, EpisodeEnd.RTO),  # after progress: a new timeout episode
-    (CaState.LOSS, Event.BACKOFF): (CaState.LOSS, None),  # the same timeout episode, backed off
-    (CaState.RECOVERY, Event.FULL_ACK): (CaState.OPEN, EpisodeEnd.FULL_ACK),
-    (CaState.LOSS, Event.FULL_ACK): (CaState.OPEN, EpisodeEnd.FULL_ACK),
-    (CaState.RECOVERY, Event.UNDONE): (CaState.OPEN, EpisodeEnd.UNDONE),
-    (CaState.LOSS, Event.UNDONE): (CaState.OPEN, EpisodeEnd.UNDONE),
-    (CaState.RECOVERY, Event.END): (CaState.OPEN, EpisodeEnd.END_OF_CAPTURE),
-    # a sender that does not undo (no Eifel response, RFC 4015; ns-3) goes on with go-back-N
-    # after a spurious timeout: the undone Loss episode comes back
-    (CaState.OPEN, Event.RESUME): (CaState.LOSS, None),
-    # ... and a NewReno sender that does not undo its fast recovery goes on resending the head
-    # at each partial ACK (RFC 6582 section 3.2 step 5): the undone Recovery episode comes back
-    (CaState.OPEN, Event.RESUME_RECOVERY): (CaState.RECOVERY, None),
-    (CaState.LOSS, Event.END): (CaState.OPEN, EpisodeEnd.END_OF_CAPTURE),
-}
+def _core_transitions() -> dict[tuple[CaState, Trigger | Event], tuple[CaState, EpisodeEnd | None]]:
+    """The core's transition table (``src/loss/states.rs``) in this module's enums."""
+    table: dict[tuple[CaState, Trigger | Event], tuple[CaState, EpisodeEnd | None]] = {}
+    for state, kind, name, nxt, ended in _core.transitions():
+        what: Trigger | Event = Trigger(name) if kind == "trigger" else Event[name]
+        table[CaState(state), what] = (CaState(nxt), None if ended is None else EpisodeEnd(ended))
+    return table
+
+
+# (state, what happened) -> (next state, how the current episode ends, or None if it goes on):
+# Open -> Recovery on a fast or early resend, -> Loss on a timeout (a probe, an Open resend or an
+# ambiguous one starts no episode); a timeout in Recovery, or after progress in Loss, ends the
+# episode (rto) and begins a timeout episode, a timer firing again without progress backs it off;
+# a full ACK, an undone first resend or the capture's end return to Open; a go-back-N resend or a
+# partial ACK's resend from a sender that did not undo brings an undone episode back
+TRANSITIONS: dict[tuple[CaState, Trigger | Event], tuple[CaState, EpisodeEnd | None]] = _core_transitions()
 
 # the state each trigger implies for the resend itself, given the episode it belongs to
 _IMPLIED: dict[Trigger, CaState | None] = {

@@ -66,6 +66,18 @@ class _IntColumn:
         self.none = _NONE["q"]
         self.data = array("q", old.tobytes())
 
+    @classmethod
+    def of(cls, values: np.ndarray) -> _IntColumn:
+        """A column of int32 or int64 values with the type's minimum for None (the compiled loss
+        tracker's columns, narrowed there to int32 when every value fits)."""
+        col = cls()
+        raw = np.asarray(values)
+        if raw.dtype == np.int32:
+            col.data = array("i", raw.tobytes())
+        else:
+            col.data, col.none = array("q", raw.astype(np.int64).tobytes()), _NONE["q"]
+        return col
+
     def values(self) -> list[int | None]:
         none = self.none
         return [None if x == none else x for x in self.data]
@@ -86,6 +98,12 @@ class _BoolColumn:
 
     def append(self, value: bool) -> None:
         self.data.append(1 if value else 0)
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> _BoolColumn:
+        col = cls()
+        col.data = array("b", np.asarray(values, np.int8).tobytes())
+        return col
 
     def values(self) -> list[bool]:
         return [bool(x) for x in self.data]
@@ -202,6 +220,30 @@ class RecordTable(Generic[R]):
         self._size = 0
         for rec in records:
             self.append(rec)
+
+    @classmethod
+    def from_columns(cls, kind: type[R], size: int, values: dict[str, Any]) -> RecordTable[R]:
+        """A table of ``size`` records from one sequence of values per field (integer fields as
+        int32 or int64 arrays with the type's minimum for None, booleans as arrays, the others as
+        lists):
+        the loss tracker's tables, made in the compiled core."""
+        table: RecordTable[R] = cls(kind)
+        if not size:
+            return table
+        cols: dict[str, _Column] = {}
+        for name, annotation in _kind(kind).types.items():
+            col = _column_for(annotation)
+            if isinstance(col, _IntColumn):
+                col = _IntColumn.of(values[name])
+            elif isinstance(col, _BoolColumn):
+                col = _BoolColumn.of(values[name])
+            else:
+                for value in values[name]:
+                    col.append(value)
+            cols[name] = col
+        table._cols = cols
+        table._size = size
+        return table
 
     def __len__(self) -> int:
         return self._size
