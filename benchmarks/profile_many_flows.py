@@ -75,10 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         pipe = _Pipeline(str(path), ReadStatus(str(path)), None, DEFAULT_CHUNK, 60.0, (1e9, 1e9))  # nothing finishes early
         core_live = 0
         for chunk in pipe.flows.chunks():
-            for t in chunk.touched:
-                pipe._feed(t)
             if chunk.batch is not None:
-                core_live = pipe.flows.core.held_bytes()
+                core_live = pipe.flows.core.held_bytes() + pipe.flows.core.loss_state()[1]
                 live = tracemalloc.take_snapshot()
             else:
                 results = [pipe._finish(f) for f in chunk.finished]
@@ -98,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         stream = stream_report(str(spread))
         write_json(stream, lambda: (stream.capture, stream.totals), text)
     print(f"{n} web connections, {10 * n} packets")
-    show("1. working state, all connections live (Python allocations: the loss trackers' faces, the chunk's events)", live, baseline, n, args.top)
-    print(f"   and in the core's flow table, flow stage and RTT samplers: {core_live / n:,.0f} bytes per connection (the core's loss trackers not counted)")
+    show("1. working state, all connections live (Python allocations)", live, baseline, n, args.top)
+    print(f"   and in the core (flow table, flow stage, RTT samplers; loss trackers' outstanding data): {core_live / n:,.0f} bytes per connection")
     show("2. frozen results, working state dropped", finished, baseline, n, args.top)
     print(f"\n3. streamed report (a connection every {args.interval} µs, chunks of {CHUNK >> 10} KB): traced peak {peak / 1e6:.1f} MB "
           f"({peak / n:,.0f} B per connection of the capture); JSON {len(text.getvalue()) / n:,.0f} bytes per connection")

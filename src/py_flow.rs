@@ -8,12 +8,14 @@ use std::borrow::Cow;
 use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::events::{Event, Kind, Placement, MAX_SACK_BLOCKS};
 use crate::flow::pipeline::{ChunkOut, ConnResult, Pipeline, Touched, COUNT_FIELDS, NONE};
 use crate::flow::table::Delays;
 use crate::flow::Batch;
+use crate::loss::tracker::Horizon;
+use crate::py_loss::result_dict;
 use crate::rtt_sampler::RttSampler;
 
 fn arr<'py, T: Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyArray1<T>> {
@@ -38,7 +40,7 @@ fn opt(v: Option<i64>) -> i64 {
 }
 
 /// The flow table, flow stage and RTT sampler of one capture (src/flow/pipeline.rs).
-#[pyclass(module = "tcpsack_analyze._core", unsendable)]
+#[pyclass(module = "tcpsack_analyze._core")]
 pub struct FlowPipeline {
     inner: Pipeline,
 }
@@ -72,6 +74,20 @@ impl FlowPipeline {
     /// Where the RTT sample bags of connections created from now on first merge (tests).
     fn set_first_merge(&mut self, n: usize) {
         self.inner.set_first_merge(n);
+    }
+
+    /// The loss trackers of connections created from now on: thin-stream bound, and the D-SACK
+    /// horizon as (SRTTs, minimum ns) or None for the core's.
+    #[pyo3(signature = (thin_packets, horizon=None))]
+    fn set_loss(&mut self, thin_packets: i64, horizon: Option<(i64, i64)>) {
+        let horizon = horizon.map_or_else(Horizon::default, |(rtts, min_ns)| Horizon { rtts, min_ns });
+        self.inner.set_loss(thin_packets, horizon);
+    }
+
+    /// The live loss trackers: ((resends, resent segments, episodes) held as objects, bytes
+    /// that grow with outstanding data, resends moved into their tables).
+    fn loss_state(&self) -> ((usize, usize, usize), usize, usize) {
+        self.inner.loss_state()
     }
 
     /// Bytes the live connections' working state holds in the core.
@@ -357,6 +373,14 @@ fn results_dict<'py>(py: Python<'py>, done: &[ConnResult]) -> PyResult<Bound<'py
     }
     d.set_item("rtt_off", arr(py, rtt_off))?;
     d.set_item("rtt", arr(py, bags.iter().flat_map(|b| b.iter().copied()).collect()))?;
+    let loss = PyList::empty(py);
+    for c in done {
+        match &c.loss {
+            Some([a, b]) => loss.append((result_dict(py, a.clone())?, result_dict(py, b.clone())?))?,
+            None => loss.append(py.None())?,
+        }
+    }
+    d.set_item("loss", loss)?;
     Ok(d)
 }
 
@@ -372,7 +396,7 @@ type Samples<'py> = Option<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>
 
 /// The RTT sampler of one direction (src/rtt_sampler.rs), fed a direction's events a batch at
 /// a time as the columns of an ``EventBatch`` (``rtt.RttSampler`` wraps it).
-#[pyclass(module = "tcpsack_analyze._core", name = "RttSampler", unsendable)]
+#[pyclass(module = "tcpsack_analyze._core", name = "RttSampler")]
 pub struct PyRttSampler {
     inner: RttSampler,
 }

@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyList};
 
 use crate::events::{Dir, Event, Kind, Placement, StreamFacts, MAX_SACK_BLOCKS};
 use crate::loss::records::{Column, Table, Vocab, NONE};
-use crate::loss::tracker::{Horizon, LossTracker as CoreTracker, THIN_PACKETS};
+use crate::loss::tracker::{Horizon, LossResult, LossTracker as CoreTracker, THIN_PACKETS};
 use crate::rfc6298::Rfc6298 as CoreRfc6298;
 use crate::scoreboard::{AckResult, BoardError, Scoreboard as CoreBoard};
 
@@ -384,26 +384,31 @@ impl PyLossTracker {
     /// Close what is open and hand back the result as a dict of columns and scalars.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let t = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("the loss tracker has finished"))?;
-        let r = t.finish();
-        let d = PyDict::new(py);
-        d.set_item("retransmissions", table_dict(py, r.retransmissions)?)?;
-        d.set_item("fills", table_dict(py, r.fills)?)?;
-        d.set_item("episodes", table_dict(py, r.episodes)?)?;
-        d.set_item("incidents", table_dict(py, r.incidents)?)?;
-        d.set_item("lost", table_dict(py, r.lost)?)?;
-        d.set_item("transmissions", r.transmissions)?;
-        d.set_item("lost_flags", PyArray1::from_vec(py, r.lost_flags))?;
-        d.set_item("lost_times", PyArray1::from_vec(py, r.lost_times))?;
-        d.set_item("lost_records", PyArray1::from_vec(py, r.lost_records))?;
-        d.set_item("thin_ns", r.thin_ns)?;
-        d.set_item("busy_ns", r.busy_ns)?;
-        d.set_item("network_duplicates", r.network_duplicates)?;
-        d.set_item("reorderings", r.reorderings)?;
-        d.set_item("srtt_full_ns", r.srtt_full_ns)?;
-        d.set_item("rtd_samples_ns", PyArray1::from_vec(py, r.rtd_samples_ns))?;
-        d.set_item("rto_rtd_samples_ns", PyArray1::from_vec(py, r.rto_rtd_samples_ns))?;
-        Ok(d)
+        result_dict(py, t.finish())
     }
+}
+
+/// A direction's `LossResult` as the dict `loss.tracker.result_of` reads (also for the results of
+/// the trackers the flow pipeline runs, src/py_flow.rs).
+pub(crate) fn result_dict<'py>(py: Python<'py>, r: LossResult) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("retransmissions", table_dict(py, r.retransmissions)?)?;
+    d.set_item("fills", table_dict(py, r.fills)?)?;
+    d.set_item("episodes", table_dict(py, r.episodes)?)?;
+    d.set_item("incidents", table_dict(py, r.incidents)?)?;
+    d.set_item("lost", table_dict(py, r.lost)?)?;
+    d.set_item("transmissions", r.transmissions)?;
+    d.set_item("lost_flags", PyArray1::from_vec(py, r.lost_flags))?;
+    d.set_item("lost_times", PyArray1::from_vec(py, r.lost_times))?;
+    d.set_item("lost_records", PyArray1::from_vec(py, r.lost_records))?;
+    d.set_item("thin_ns", r.thin_ns)?;
+    d.set_item("busy_ns", r.busy_ns)?;
+    d.set_item("network_duplicates", r.network_duplicates)?;
+    d.set_item("reorderings", r.reorderings)?;
+    d.set_item("srtt_full_ns", r.srtt_full_ns)?;
+    d.set_item("rtd_samples_ns", PyArray1::from_vec(py, r.rtd_samples_ns))?;
+    d.set_item("rto_rtd_samples_ns", PyArray1::from_vec(py, r.rto_rtd_samples_ns))?;
+    Ok(d)
 }
 
 /// The sender-state transition table (src/loss/states.rs) as (state, kind, input, next

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tcpsack_analyze.events import Dir, EventBatch, StreamFacts
-from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, CoreFlows, Finished, Touched
+from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, CoreFlows, Finished
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
 from tcpsack_analyze.loss.summary import LossTotals, combine
-from tcpsack_analyze.loss.tracker import LossResult, LossTracker
+from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus
 from tcpsack_analyze.report.model import CaptureInfo, CaptureReport, ConnectionReport, capture_info, connection_report, format_addr
 from tcpsack_analyze.results import ConnectionResult
@@ -257,42 +257,32 @@ def stream_report(
 
 
 class _Pipeline:
-    """Reads a capture through the core's flow table, flow stage and RTT sampler
-    (:class:`~tcpsack_analyze.flowcore.CoreFlows`) and each connection's loss trackers, chunk
-    by chunk."""
+    """Reads a capture through the core's flow table, flow stage, RTT sampler and loss tracker
+    (:class:`~tcpsack_analyze.flowcore.CoreFlows`), chunk by chunk; no connection's events cross
+    into Python."""
 
     def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float,
                  delays_s: tuple[float, float] = (DEFAULT_CLOSE_DELAY_S, DEFAULT_ABORT_DELAY_S)) -> None:
         self.status = status
-        self.flows = CoreFlows(path, status, bpf, chunk_bytes, reuse_silence_s, delays_s)  # (close, abort) delays: src/flow/table.rs
-        self._loss: dict[int, tuple[LossTracker, LossTracker]] = {}  # the loss trackers of the live connections
+        # (close, abort) delays: src/flow/table.rs
+        self.flows = CoreFlows(path, status, bpf, chunk_bytes, reuse_silence_s, delays_s, events=False)
 
     @property
     def tcp_packets(self) -> int:
         return self.flows.tcp_packets
 
-    def _feed(self, t: Touched) -> None:
-        """The loss stage of one connection a chunk touched (the core ran the others)."""
-        trackers = self._loss.get(t.id)
-        if trackers is None:
-            trackers = self._loss[t.id] = (LossTracker(0), LossTracker(1))
-        for d, tracker in enumerate(trackers):
-            tracker.feed(t.events[d], now=t.now, facts=t.facts[d], rtt=t.rtt[d])
-
-    def _finish(self, f: Finished) -> ConnectionResult:
+    @staticmethod
+    def _finish(f: Finished) -> ConnectionResult:
         """The frozen result of a finished connection; its loss records are stamped with its id."""
-        trackers = self._loss.pop(f.id, None) or (LossTracker(0), LossTracker(1))
-        losses = []
-        for tracker in trackers:
-            res = tracker.finish()
+        assert f.loss is not None, "the stages ran"
+        for res in f.loss:
             for table in res.tables:
                 table.fill("conn", f.id)
-            losses.append(res)
         return ConnectionResult(
             id=f.id, epoch=f.epoch, a_addr=f.a_addr, a_port=f.a_port, b_addr=f.b_addr, b_port=f.b_port, ipver=f.ipver, state=f.state,
             packets=f.packets, vlan_tagged=f.vlan_tagged, backwards_timestamps=f.backwards_timestamps, syn_ns=f.syn_ns,
             synack_ns=f.synack_ns, hs_ack_ns=f.hs_ack_ns, window_scale_in_use=f.window_scale_in_use, counts=f.counts, rtt=f.rtt,
-            loss=(losses[0], losses[1]),
+            loss=f.loss,
         )
 
     def finished_in_order(self, packets: bool, parts: list[dict[str, np.ndarray]]) -> Iterator[list[ConnectionResult]]:
@@ -304,8 +294,6 @@ class _Pipeline:
         for chunk in self.flows.chunks():
             if packets and chunk.batch is not None:
                 parts.append(_packet_columns(chunk.batch, chunk.row_conn, chunk.row_dir.astype(np.int64)))
-            for t in chunk.touched:
-                self._feed(t)
             for f in chunk.finished:
                 heapq.heappush(waiting, (f.id, self._finish(f)))
             del chunk

@@ -1,14 +1,17 @@
-"""The flow table, the flow stage and the RTT sampler, run by the compiled core (``src/flow/``,
-``src/rtt_sampler.rs``; docs/core.md phases 2-4), and their columns made into Python objects.
+"""The flow table, the flow stage, the RTT sampler and the loss tracker, run by the compiled
+core (``src/flow/``, ``src/rtt_sampler.rs``, ``src/loss/``; docs/core.md phases 2-5), and their
+columns made into Python objects.
 
 :class:`CoreFlows` feeds the capture's :class:`~tcpsack_analyze.reader.PacketBatch` chunks to
 ``_core.FlowPipeline`` (one call a chunk, nothing per packet). For each chunk it gives the
 connections the chunk touched (:class:`Touched`: per direction its
 :class:`~tcpsack_analyze.events.EventBatch`, :class:`~tcpsack_analyze.events.StreamFacts` and
-the chunk's data/ACK RTT samples, what the loss tracker reads) and the connections finished
+the chunk's data/ACK RTT samples, for callers that read events: ``events_of``, plots, models)
+and the connections finished
 after it (the flow table's connection-finished event; at the end of the capture every one still
 live) as :class:`Finished`: identity, handshake, state, per-direction
-:class:`~tcpsack_analyze.results.DirectionCounts` and :class:`~tcpsack_analyze.rtt.RttResult`.
+:class:`~tcpsack_analyze.results.DirectionCounts`, :class:`~tcpsack_analyze.rtt.RttResult` and
+:class:`~tcpsack_analyze.loss.tracker.LossResult`.
 The rules themselves are stated where they live: the flow table in ``src/flow/table.rs``, the
 flow stage in ``src/flow/stage.rs`` (docs/architecture.md).
 """
@@ -23,6 +26,8 @@ import numpy as np
 
 from tcpsack_analyze import _core
 from tcpsack_analyze.events import EventBatch, StreamFacts
+from tcpsack_analyze.loss import tracker
+from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import PacketBatch, ReadStatus, read_capture
 from tcpsack_analyze.results import DirectionCounts
 from tcpsack_analyze.rtt import RttResult, _bag
@@ -69,6 +74,7 @@ class Finished:
     window_scale_in_use: bool | None
     counts: tuple[DirectionCounts, DirectionCounts]
     rtt: tuple[RttResult, RttResult]
+    loss: tuple[LossResult, LossResult] | None  # None: the flow stage ran alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +89,19 @@ class Chunk:
 
 
 class CoreFlows:
-    """A capture read through the core's flow table, flow stage and RTT sampler (module doc).
-    ``stages=False``: the flow stage alone (events; no RTT samples)."""
+    """A capture read through the core's flow table, flow stage, RTT sampler and loss tracker
+    (module doc). ``stages=False``: the flow stage alone (events; no RTT samples, no loss
+    records). ``events=False``: no connection's events cross (a report needs none: the stages
+    that read them run in the core)."""
 
     def __init__(self, path: str, status: ReadStatus, bpf: str | None, chunk_bytes: int, reuse_silence_s: float = DEFAULT_REUSE_SILENCE_S,
-                 delays_s: tuple[float, float] = (DEFAULT_CLOSE_DELAY_S, DEFAULT_ABORT_DELAY_S), *, stages: bool = True) -> None:
+                 delays_s: tuple[float, float] = (DEFAULT_CLOSE_DELAY_S, DEFAULT_ABORT_DELAY_S), *, stages: bool = True,
+                 events: bool = True) -> None:
         self.path, self.status, self.bpf, self.chunk_bytes = path, status, bpf, chunk_bytes
         self.core = _core.FlowPipeline(reuse_silence_s, delays_s[0], delays_s[1], stages)
+        self.core.set_loss(tracker.THIN_PACKETS, tracker.HORIZON)  # HORIZON: tests shorten it
+        if not events:
+            self.core.set_events_for([])
         self.tcp_packets = 0
 
     def chunks(self) -> Iterator[Chunk]:
@@ -171,6 +183,7 @@ def finished(cols: dict[str, Any]) -> list[Finished]:
     ints = {c: cols[c].tolist() for c in ("id", "epoch", "a_port", "b_port", "ipver", "packets", "vlan_tagged", "backwards_timestamps",
                                           "syn_ns", "synack_ns", "hs_ack_ns", "window_scale_in_use")}
     out = []
+    loss = cols["loss"]
     for i, state in enumerate(cols["state"]):
         bags = [_bag(rtt[off[4 * i + j] : off[4 * i + j + 1]]) for j in range(4)]
         wsiu = ints["window_scale_in_use"][i]
@@ -180,6 +193,7 @@ def finished(cols: dict[str, Any]) -> list[Finished]:
             backwards_timestamps=ints["backwards_timestamps"][i], syn_ns=_opt(ints["syn_ns"][i]), synack_ns=_opt(ints["synack_ns"][i]),
             hs_ack_ns=_opt(ints["hs_ack_ns"][i]), window_scale_in_use=None if wsiu < 0 else bool(wsiu),
             counts=(_counts(counts[i][0]), _counts(counts[i][1])), rtt=(RttResult(bags[0], bags[1]), RttResult(bags[2], bags[3])),
+            loss=None if loss[i] is None else (tracker.result_of("a2b", loss[i][0]), tracker.result_of("b2a", loss[i][1])),
         ))
     return out
 

@@ -19,31 +19,30 @@ import pytest
 
 from tcpsack_analyze.analysis import _Pipeline
 from tcpsack_analyze.loss import tracker as tracker_mod
-from tcpsack_analyze.loss.tracker import LossTracker
 from tcpsack_analyze.reader import ReadStatus
 
 GENERATOR = Path(__file__).resolve().parent.parent / "benchmarks" / "gen_synthetic.py"
 
 
 class Read:
-    """A capture read through the pipeline up to its end, its connections still live: the loss
-    trackers (Python), the bytes the core's working state holds (flow table, flow stage, RTT
-    samplers), and, once finished, the RTT samples each kept."""
+    """A capture read through the pipeline up to its end, its connections still live: what the
+    core's working state holds (flow table, flow stage and RTT samplers: ``core_bytes``; the loss
+    trackers: ``loss_bytes`` that grow with outstanding data, records held as objects and moved
+    into tables), and, once finished, the RTT samples each kept."""
 
     def __init__(self, path: Path, first_merge: int | None = None) -> None:
         pipe = _Pipeline(str(path), ReadStatus(str(path)), None, 256 << 10, 60.0, (1e9, 1e9))  # none finished early
+        core = pipe.flows.core
         if first_merge is not None:
-            pipe.flows.core.set_first_merge(first_merge)
-        self.packets = self.core_bytes = self.rtt_samples = 0
-        self.trackers: list[LossTracker] = []
+            core.set_first_merge(first_merge)
+        self.packets = self.core_bytes = self.loss_bytes = self.moved = self.rtt_samples = 0
+        self.live = (0, 0, 0)
         for chunk in pipe.flows.chunks():
-            for t in chunk.touched:
-                pipe._feed(t)
             if chunk.batch is not None:
                 self.packets += len(chunk.batch)
-                self.core_bytes = pipe.flows.core.held_bytes()
-            else:  # the end: what was live before it, then the finished results
-                self.trackers = [t for pair in pipe._loss.values() for t in pair]
+                self.core_bytes = core.held_bytes()
+                self.live, self.loss_bytes, self.moved = core.loss_state()
+            else:  # the end: the finished results
                 self.rtt_samples = sum(len(r.samples) for f in chunk.finished for r in f.rtt)
 
 
@@ -65,7 +64,7 @@ def test_arrays_kept_do_not_grow_with_packets(captures: dict[float, list[Path]])
     out = []
     for path in captures[0.0]:
         read = Read(path, first_merge=256)
-        held = read.core_bytes + sum(t.held_bytes() for t in read.trackers)
+        held = read.core_bytes + read.loss_bytes
         out.append((held, read.packets, read.rtt_samples))
     (short, n_short, rtt_short), (long, n_long, rtt_long) = out
     assert n_long > 3.5 * n_short
@@ -80,9 +79,8 @@ def test_loss_records_move_out_of_objects(captures: dict[float, list[Path]], mon
     monkeypatch.setattr(tracker_mod, "HORIZON", (1, 0))
     out = []
     for path in captures[0.01]:
-        trackers = Read(path).trackers
-        live = sum(sum(t.live_records()) for t in trackers)
-        moved = sum(t.moved_retransmissions() for t in trackers)
+        read = Read(path)
+        live, moved = sum(read.live), read.moved
         out.append((live, moved))
     (live_short, moved_short), (live_long, moved_long) = out
     assert moved_long > 3 * moved_short > 0, out  # the resends grow with the capture...

@@ -1,25 +1,28 @@
-//! The chunk driver: flow table -> flow stage -> RTT sampler over one chunk of the capture at a
-//! time, handing on what the stages behind the event boundary read (each touched connection's
-//! events, facts, time and RTT samples) and the connections finished after the chunk, frozen.
+//! The chunk driver: flow table -> flow stage -> RTT sampler -> loss tracker over one chunk of the
+//! capture at a time, handing on each touched connection's events (for the callers that read
+//! them: `events_of`, plots, models) and the connections finished after the chunk, frozen with
+//! their loss records.
 //!
-//! The loss tracker (`loss/tracker.py`, being ported) reads [`Touched`]: per direction its
-//! events, `now`, [`StreamFacts`] and the chunk's data/ACK RTT samples, exactly the arguments of
-//! the Rust `LossTracker::feed(&mut self, events: &[Event], now: i64, facts: &StreamFacts,
-//! rtt: &[(i64, i64)])`. [`Pipeline::feed`] is the one place where it plugs in: where the RTT
-//! sampler is fed below, a tracker per direction kept beside the samplers in [`Stages`].
+//! The stages behind the event boundary are fed in one place, [`Pipeline::feed`], per direction
+//! of each touched connection ([`Stages`]): the RTT sampler, then the loss tracker
+//! (`LossTracker::feed(&mut self, events: &[Event], now: i64, facts: &StreamFacts, rtt: &[(i64,
+//! i64)])`, src/loss/tracker.rs) with the chunk's events, the time of the connection's last
+//! packet, the flow stage's facts and the sampler's data/ACK samples.
 
 use std::collections::HashSet;
 
 use super::stage::Connection;
 use super::table::{Delays, FlowTable, Handle};
 use super::Batch;
-use crate::events::{Event, StreamFacts};
+use crate::events::{Dir, Event, StreamFacts};
+use crate::loss::tracker::{Horizon, LossResult, LossTracker, THIN_PACKETS};
 use crate::rtt_sampler::{RttSampler, SampleBag};
 
-/// The stages behind the event boundary that the core runs, per direction of a connection.
-#[derive(Clone, Debug, Default)]
+/// The stages behind the event boundary that the core runs, per direction of a connection:
+/// the RTT sampler and the loss tracker (src/loss/tracker.rs), fed the same events.
 pub struct Stages {
     pub rtt: [RttSampler; 2],
+    pub loss: [LossTracker; 2],
 }
 
 /// One connection a chunk touched: what each direction's stages behind the boundary read.
@@ -106,6 +109,8 @@ pub struct ConnResult {
     pub counts: [[i64; COUNT_FIELDS.len()]; 2],
     /// data/ACK samples and timestamp samples of each direction (ns)
     pub rtt: [(Vec<i64>, Vec<i64>); 2],
+    /// each direction's loss records (None when the stages did not run)
+    pub loss: Option<[LossResult; 2]>,
 }
 
 fn opt(v: Option<i64>) -> i64 {
@@ -113,7 +118,7 @@ fn opt(v: Option<i64>) -> i64 {
 }
 
 impl ConnResult {
-    fn of(c: Connection, stages: Stages) -> ConnResult {
+    fn of(c: Connection, stages: Option<Stages>) -> ConnResult {
         let counts = [0, 1].map(|d| {
             let s = &c.dirs[d];
             let (lo, hi, sum, count) = c.window_stats(d);
@@ -161,7 +166,12 @@ impl ConnResult {
                 s.syn_seen as i64,
             ]
         });
-        let [r0, r1] = stages.rtt;
+        let (rtt, loss) = match stages {
+            Some(Stages { rtt: [r0, r1], loss: [l0, l1] }) => {
+                ([(r0.samples.to_vec(), r0.ts_samples.to_vec()), (r1.samples.to_vec(), r1.ts_samples.to_vec())], Some([l0.finish(), l1.finish()]))
+            }
+            None => ([(Vec::new(), Vec::new()), (Vec::new(), Vec::new())], None),
+        };
         ConnResult {
             id: c.id,
             epoch: c.epoch,
@@ -179,7 +189,8 @@ impl ConnResult {
             hs_ack_ns: c.hs_ack_ts,
             window_scale_in_use: c.window_scale_in_use(),
             counts,
-            rtt: [(r0.samples.to_vec(), r0.ts_samples.to_vec()), (r1.samples.to_vec(), r1.ts_samples.to_vec())],
+            rtt,
+            loss,
         }
     }
 }
@@ -205,19 +216,50 @@ pub struct Pipeline {
     run_stages: bool,
     numbered: i64,
     first_merge: usize,
+    thin_packets: i64,
+    horizon: Horizon,
     /// hand on only these connections' events (None: every one's)
     events_for: Option<HashSet<i64>>,
 }
 
 impl Pipeline {
     pub fn new(delays: Delays, run_stages: bool) -> Pipeline {
-        Pipeline { table: FlowTable::new(delays), stages: Vec::new(), run_stages, numbered: 0, first_merge: SampleBag::FIRST_MERGE, events_for: None }
+        Pipeline {
+            table: FlowTable::new(delays),
+            stages: Vec::new(),
+            run_stages,
+            numbered: 0,
+            first_merge: SampleBag::FIRST_MERGE,
+            thin_packets: THIN_PACKETS,
+            horizon: Horizon::default(),
+            events_for: None,
+        }
     }
 
     /// Where the RTT sample bags of connections created from now on first merge their samples
     /// (`SampleBag::FIRST_MERGE`; the memory-bound tests use small captures).
     pub fn set_first_merge(&mut self, n: usize) {
         self.first_merge = n;
+    }
+
+    /// The loss trackers of connections created from now on: their thin-stream bound and D-SACK
+    /// horizon (tests shorten it to see records move within a short capture).
+    pub fn set_loss(&mut self, thin_packets: i64, horizon: Horizon) {
+        self.thin_packets = thin_packets;
+        self.horizon = horizon;
+    }
+
+    /// The live loss trackers' (records held as objects: resends, resent segments, episodes),
+    /// bytes that grow with outstanding data, and resends moved into their tables so far.
+    pub fn loss_state(&self) -> ((usize, usize, usize), usize, usize) {
+        let (mut live, mut held, mut moved) = ((0, 0, 0), 0, 0);
+        for t in self.stages.iter().flatten().flat_map(|s| s.loss.iter()) {
+            let (a, b, c) = t.live_records();
+            live = (live.0 + a, live.1 + b, live.2 + c);
+            held += t.held_bytes();
+            moved += t.moved_retransmissions();
+        }
+        (live, held, moved)
     }
 
     /// Hand on, from now on, only the events of the connections `ids` (None: of every one): a
@@ -240,6 +282,7 @@ impl Pipeline {
     /// samplers'), for the memory-bound tests: it follows the live connections, not the capture.
     pub fn held_bytes(&self) -> usize {
         let stages: usize = self.stages.iter().flatten().map(|s| s.rtt.iter().map(RttSampler::heap_bytes).sum::<usize>()).sum();
+        // (the loss trackers' bytes: loss_state)
         self.table.held_bytes() + stages + size_of::<Option<Stages>>() * self.stages.capacity()
     }
 
@@ -254,6 +297,7 @@ impl Pipeline {
         let mut row_handle = vec![0usize; n];
         let mut row_dir = vec![0i8; n];
         let (stages, run_stages, first_merge) = (&mut self.stages, self.run_stages, self.first_merge);
+        let (thin, horizon) = (self.thin_packets, self.horizon);
         self.table.split(b, |table, h, rows| {
             let conn = table.conn_mut(h);
             if !backwards.is_empty() {
@@ -271,10 +315,14 @@ impl Pipeline {
                 if stages.len() <= h {
                     stages.resize_with(h + 1, || None);
                 }
-                let st = stages[h].get_or_insert_with(|| Stages { rtt: [0, 1].map(|_| RttSampler::with_first_merge(first_merge)) });
-                // the stages behind the event boundary, per direction (the loss tracker plugs in here)
+                let st = stages[h].get_or_insert_with(|| Stages {
+                    rtt: [0, 1].map(|_| RttSampler::with_first_merge(first_merge)),
+                    loss: [Dir::A2B, Dir::B2A].map(|d| LossTracker::with_horizon(d, thin, horizon)),
+                });
+                // the stages behind the event boundary, per direction
                 for d in 0..2 {
                     rtt[d] = st.rtt[d].feed(&events[d]);
+                    st.loss[d].feed(&events[d], now, &facts[d], &rtt[d]);
                 }
             }
             sink(&Touched { id: -1, now, events, facts, rtt });
@@ -302,7 +350,7 @@ impl Pipeline {
     }
 
     fn result(&mut self, h: Handle, c: Connection) -> ConnResult {
-        let stages = self.stages.get_mut(h).and_then(Option::take).unwrap_or_default();
+        let stages = self.stages.get_mut(h).and_then(Option::take);
         ConnResult::of(c, stages)
     }
 }

@@ -155,17 +155,22 @@ class LossTracker:
 
     def finish(self) -> LossResult:
         """Close what is open, settle every record and return the tables (DOMAIN.md s. 5, 7)."""
-        r = self._core.finish()
-        name = self.name
-        return LossResult(
-            name,
-            _table(Retransmission, name, r["retransmissions"]), _table(Fill, name, r["fills"]),
-            _table(RecoveryEpisode, name, r["episodes"]), _table(LossIncident, name, r["incidents"]),
-            _table(LostTransmission, name, r["lost"]), r["transmissions"],
-            r["lost_flags"], _shared(r["lost_times"]), _shared(r["lost_records"]),
-            r["thin_ns"], r["busy_ns"], r["network_duplicates"], r["reorderings"], r["srtt_full_ns"],
-            _shared(r["rtd_samples_ns"]), _shared(r["rto_rtd_samples_ns"]),
-        )
+        return result_of(self.name, self._core.finish())
+
+
+def result_of(name: str, r: dict[str, Any]) -> LossResult:
+    """The :class:`LossResult` of direction ``name`` from the core's dict of a finished tracker
+    (``py_loss.rs`` ``result_dict``: this module's trackers, and those the core's flow pipeline
+    runs for every connection of a capture, ``flowcore.py``)."""
+    return LossResult(
+        name,
+        _table(Retransmission, name, r["retransmissions"]), _table(Fill, name, r["fills"]),
+        _table(RecoveryEpisode, name, r["episodes"]), _table(LossIncident, name, r["incidents"]),
+        _table(LostTransmission, name, r["lost"]), r["transmissions"],
+        r["lost_flags"], _shared(r["lost_times"]), _shared(r["lost_records"]),
+        r["thin_ns"], r["busy_ns"], r["network_duplicates"], r["reorderings"], r["srtt_full_ns"],
+        _shared(r["rtd_samples_ns"]), _shared(r["rto_rtd_samples_ns"]),
+    )
 
 
 _NOTHING = np.empty(0, np.int64)  # the empty column most results share (read-only, never written to)
@@ -182,4 +187,4 @@ def _col(a: np.ndarray, dtype: type) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
 
 
-__all__ = ["HORIZON", "THIN_PACKETS", "LossResult", "LossTracker"]
+__all__ = ["HORIZON", "THIN_PACKETS", "LossResult", "LossTracker", "result_of"]
