@@ -4,6 +4,7 @@
 //! results. `tcpsack_analyze/flowcore.py` turns them into `EventBatch`es and `ConnectionResult`s.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 
 use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn};
 use pyo3::exceptions::PyValueError;
@@ -11,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::events::{Event, Kind, Placement, MAX_SACK_BLOCKS};
-use crate::flow::pipeline::{ChunkOut, ConnResult, Pipeline, Touched, COUNT_FIELDS, NONE};
+use crate::flow::pipeline::{ChunkOut, ConnResult, Finishing, Pipeline, Touched, COUNT_FIELDS, NONE};
 use crate::flow::table::Delays;
 use crate::flow::Batch;
 use crate::loss::tracker::Horizon;
@@ -43,6 +44,8 @@ fn opt(v: Option<i64>) -> i64 {
 #[pyclass(module = "tcpsack_analyze._core")]
 pub struct FlowPipeline {
     inner: Pipeline,
+    /// finished connections not yet taken (``take_finished``), oldest first, frozen when taken
+    done: VecDeque<Finishing>,
 }
 
 #[pymethods]
@@ -50,7 +53,7 @@ impl FlowPipeline {
     /// Delays in seconds (flows.py); ``stages``: run the RTT sampler (else the flow stage alone).
     #[new]
     fn new(reuse_silence_s: f64, close_delay_s: f64, abort_delay_s: f64, stages: bool) -> FlowPipeline {
-        FlowPipeline { inner: Pipeline::new(Delays::from_s(reuse_silence_s, close_delay_s, abort_delay_s), stages) }
+        FlowPipeline { inner: Pipeline::new(Delays::from_s(reuse_silence_s, close_delay_s, abort_delay_s), stages), done: VecDeque::new() }
     }
 
     /// How many connections are live.
@@ -131,14 +134,29 @@ impl FlowPipeline {
             return Err(PyValueError::new_err("the batch's columns differ in length"));
         }
         let mut cols = Columns::default();
-        let out = self.inner.feed(&b, &slice(&backwards), &mut |t| cols.push(t));
+        let mut out = self.inner.feed(&b, &slice(&backwards), &mut |t| cols.push(t));
+        self.done.extend(std::mem::take(&mut out.finished));
         chunk_dict(py, out, cols)
     }
 
-    /// The end of the capture: every connection still live, as ``finished`` columns.
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// The end of the capture: every connection still live is finished (``take_finished``).
+    fn finish(&mut self) {
         let done = self.inner.finish();
-        results_dict(py, &done)
+        self.done.extend(done);
+    }
+
+    /// Up to ``n`` of the finished connections not yet taken, oldest first, as columns (the
+    /// finished connections of a chunk, or of the end, go a group at a time, so that their
+    /// Python objects need not all exist at once).
+    fn take_finished<'py>(&mut self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyDict>> {
+        let k = n.min(self.done.len());
+        let group: Vec<ConnResult> = self.done.drain(..k).map(Finishing::result).collect();
+        results_dict(py, group)
+    }
+
+    /// Drop the finished connections not taken (a caller that reads events only).
+    fn discard_finished(&mut self) {
+        self.done.clear();
     }
 }
 
@@ -149,7 +167,6 @@ fn chunk_dict<'py>(py: Python<'py>, out: ChunkOut, cols: Columns) -> PyResult<Bo
     let cols = if out.wanted.iter().all(|&w| w) { cols } else { cols.select(&out.wanted) };
     let ids = out.touched.iter().zip(&out.wanted).filter(|(_, &w)| w).map(|(&id, _)| id).collect();
     d.set_item("touched", cols.into_dict(py, ids)?)?;
-    d.set_item("finished", results_dict(py, &out.finished)?)?;
     Ok(d)
 }
 
@@ -345,7 +362,7 @@ impl Columns {
 /// Finished connections as columns: identity, handshake (``NONE`` for not seen), state,
 /// ``counts`` (k, 2, len(COUNT_FIELDS)), and RTT samples (data/ACK and timestamp samples of
 /// a2b, then of b2a, concatenated with offsets ``rtt_off``, 4k + 1).
-fn results_dict<'py>(py: Python<'py>, done: &[ConnResult]) -> PyResult<Bound<'py, PyDict>> {
+fn results_dict<'py>(py: Python<'py>, mut done: Vec<ConnResult>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let k = done.len();
     let ints = |f: &dyn Fn(&ConnResult) -> i64| -> Vec<i64> { done.iter().map(f).collect() };
@@ -374,9 +391,9 @@ fn results_dict<'py>(py: Python<'py>, done: &[ConnResult]) -> PyResult<Bound<'py
     d.set_item("rtt_off", arr(py, rtt_off))?;
     d.set_item("rtt", arr(py, bags.iter().flat_map(|b| b.iter().copied()).collect()))?;
     let loss = PyList::empty(py);
-    for c in done {
-        match &c.loss {
-            Some([a, b]) => loss.append((result_dict(py, a.clone())?, result_dict(py, b.clone())?))?,
+    for c in done.iter_mut() {
+        match c.loss.take() {
+            Some([a, b]) => loss.append((result_dict(py, a)?, result_dict(py, b)?))?,
             None => loss.append(py.None())?,
         }
     }

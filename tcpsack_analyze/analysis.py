@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tcpsack_analyze.events import Dir, EventBatch, StreamFacts
-from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, CoreFlows, Finished
+from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, FINISHED_GROUP, CoreFlows, Finished
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
@@ -294,13 +294,16 @@ class _Pipeline:
         for chunk in self.flows.chunks():
             if packets and chunk.batch is not None:
                 parts.append(_packet_columns(chunk.batch, chunk.row_conn, chunk.row_dir.astype(np.int64)))
+            group = []
             for f in chunk.finished:
                 heapq.heappush(waiting, (f.id, self._finish(f)))
+                while waiting and waiting[0][0] == next_id:
+                    group.append(heapq.heappop(waiting)[1])
+                    next_id += 1
+                if len(group) >= FINISHED_GROUP:  # on before the rest are made
+                    yield group
+                    group = []
             del chunk
-            group = []
-            while waiting and waiting[0][0] == next_id:
-                group.append(heapq.heappop(waiting)[1])
-                next_id += 1
             if group:
                 yield group
         assert not waiting, "every connection is finished at the end of the capture"

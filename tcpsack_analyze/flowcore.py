@@ -36,6 +36,7 @@ DEFAULT_REUSE_SILENCE_S = 60.0
 DEFAULT_CLOSE_DELAY_S = 5.0  # after a FIN each way
 DEFAULT_ABORT_DELAY_S = 240.0  # after a RST, or an attempt never answered: 2 MSL (RFC 9293 section 3.4.2)
 
+FINISHED_GROUP = 256  # finished connections made into Python objects at a time
 _EVENT_COLUMNS = ("kind", "time_ns", "index", "flags", "start", "end", "placement", "tsval", "ack", "win", "tsecr", "nsack", "dup", "dsack", "sack_row")
 _NONE = _core.COUNT_NONE
 _BOOLS = ("sack_permitted", "ts_option", "syn_seen")
@@ -83,7 +84,7 @@ class Chunk:
 
     batch: PacketBatch | None
     touched: Iterator[Touched]  # made one at a time from the core's columns, so that each can go once used
-    finished: list[Finished]
+    finished: Iterator[Finished]  # made a group at a time; what is not taken before the next chunk is dropped
     row_conn: np.ndarray  # connection id of each packet of the batch
     row_dir: np.ndarray  # and its direction (events.Dir value)
 
@@ -111,10 +112,20 @@ class CoreFlows:
         for batch in read_capture(self.path, self.status, self.bpf, self.chunk_bytes):
             self.tcp_packets += len(batch)
             out = self.core.feed(batch, clock.marks())
-            yield Chunk(batch, touched(out.pop("touched")), finished(out["finished"]), out["row_conn"], out["row_dir"])
+            yield Chunk(batch, touched(out.pop("touched")), self._finished(), out["row_conn"], out["row_dir"])
             del batch, out  # see read_capture: freed before the next chunk is decoded
+            self.core.discard_finished()
         empty = np.empty(0, np.int64)
-        yield Chunk(None, iter(()), finished(self.core.finish()), empty, empty)
+        self.core.finish()
+        yield Chunk(None, iter(()), self._finished(), empty, empty)
+
+    def _finished(self) -> Iterator[Finished]:
+        """The finished connections the core holds, taken a group at a time."""
+        while True:
+            cols = self.core.take_finished(FINISHED_GROUP)
+            if not len(cols["id"]):
+                return
+            yield from finished(cols)
 
 
 def _opt(v: int) -> int | None:

@@ -195,15 +195,35 @@ impl ConnResult {
     }
 }
 
+/// A connection the flow table handed back, with its stages, not yet frozen: a caller that
+/// freezes them one at a time (`Finishing::result`) holds one connection's records at a time, not
+/// those of every connection finished at once (all of a capture's at its end).
+pub struct Finishing {
+    conn: Connection,
+    stages: Option<Stages>,
+}
+
+impl Finishing {
+    pub fn id(&self) -> i64 {
+        self.conn.id
+    }
+
+    /// Close its stages into its frozen result; its working state goes.
+    pub fn result(self) -> ConnResult {
+        ConnResult::of(self.conn, self.stages)
+    }
+}
+
 /// What one chunk gave.
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 pub struct ChunkOut {
     /// the ids of the connections the chunk touched, in the order they went to the sink
     pub touched: Vec<i64>,
     /// whether each was asked for (`Pipeline::set_events_for`)
     pub wanted: Vec<bool>,
-    /// the connections finished after it (all that were live, at the end of the capture)
-    pub finished: Vec<ConnResult>,
+    /// the connections finished after it (all that were live, at the end of the capture), to
+    /// be frozen ([`Finishing::result`]) one at a time by the caller
+    pub finished: Vec<Finishing>,
     /// connection id and direction of each packet of the chunk
     pub row_conn: Vec<i64>,
     pub row_dir: Vec<i8>,
@@ -343,14 +363,14 @@ impl Pipeline {
         ChunkOut { touched, wanted, finished, row_conn, row_dir }
     }
 
-    /// The end of the capture: every connection still live, frozen.
-    pub fn finish(&mut self) -> Vec<ConnResult> {
+    /// The end of the capture: every connection still live, to be frozen.
+    pub fn finish(&mut self) -> Vec<Finishing> {
         let done = self.table.finish_all();
         done.into_iter().map(|(h, c)| self.result(h, c)).collect()
     }
 
-    fn result(&mut self, h: Handle, c: Connection) -> ConnResult {
+    fn result(&mut self, h: Handle, conn: Connection) -> Finishing {
         let stages = self.stages.get_mut(h).and_then(Option::take);
-        ConnResult::of(c, stages)
+        Finishing { conn, stages }
     }
 }
