@@ -118,7 +118,7 @@ fn opt(v: Option<i64>) -> i64 {
 }
 
 impl ConnResult {
-    fn of(c: Connection, stages: Option<Stages>) -> ConnResult {
+    fn of(c: Connection, stages: Option<Box<Stages>>) -> ConnResult {
         let counts = [0, 1].map(|d| {
             let s = &c.dirs[d];
             let (lo, hi, sum, count) = c.window_stats(d);
@@ -166,7 +166,7 @@ impl ConnResult {
                 s.syn_seen as i64,
             ]
         });
-        let (rtt, loss) = match stages {
+        let (rtt, loss) = match stages.map(|b| *b) {
             Some(Stages { rtt: [r0, r1], loss: [l0, l1] }) => {
                 ([(r0.samples.to_vec(), r0.ts_samples.to_vec()), (r1.samples.to_vec(), r1.ts_samples.to_vec())], Some([l0.finish(), l1.finish()]))
             }
@@ -199,8 +199,8 @@ impl ConnResult {
 /// freezes them one at a time (`Finishing::result`) holds one connection's records at a time, not
 /// those of every connection finished at once (all of a capture's at its end).
 pub struct Finishing {
-    conn: Connection,
-    stages: Option<Stages>,
+    conn: Box<Connection>,
+    stages: Option<Box<Stages>>,
 }
 
 impl Finishing {
@@ -210,7 +210,7 @@ impl Finishing {
 
     /// Close its stages into its frozen result; its working state goes.
     pub fn result(self) -> ConnResult {
-        ConnResult::of(self.conn, self.stages)
+        ConnResult::of(*self.conn, self.stages)
     }
 }
 
@@ -231,7 +231,7 @@ pub struct ChunkOut {
 
 pub struct Pipeline {
     table: FlowTable,
-    stages: Vec<Option<Stages>>, // by table handle
+    stages: Vec<Option<Box<Stages>>>, // by table handle (boxed: a tracker is a few KB, moved once)
     /// run the stages behind the boundary (else the flow stage alone: events)
     run_stages: bool,
     numbered: i64,
@@ -303,7 +303,8 @@ impl Pipeline {
     pub fn held_bytes(&self) -> usize {
         let stages: usize = self.stages.iter().flatten().map(|s| s.rtt.iter().map(RttSampler::heap_bytes).sum::<usize>()).sum();
         // (the loss trackers' bytes: loss_state)
-        self.table.held_bytes() + stages + size_of::<Option<Stages>>() * self.stages.capacity()
+        let live = self.stages.iter().flatten().count();
+        self.table.held_bytes() + stages + size_of::<Option<Box<Stages>>>() * self.stages.capacity() + size_of::<Stages>() * live
     }
 
     /// Run one chunk. `backwards`: the record numbers (sorted) the analysis clock counted as
@@ -335,9 +336,11 @@ impl Pipeline {
                 if stages.len() <= h {
                     stages.resize_with(h + 1, || None);
                 }
-                let st = stages[h].get_or_insert_with(|| Stages {
-                    rtt: [0, 1].map(|_| RttSampler::with_first_merge(first_merge)),
-                    loss: [Dir::A2B, Dir::B2A].map(|d| LossTracker::with_horizon(d, thin, horizon)),
+                let st = stages[h].get_or_insert_with(|| {
+                    Box::new(Stages {
+                        rtt: [0, 1].map(|_| RttSampler::with_first_merge(first_merge)),
+                        loss: [Dir::A2B, Dir::B2A].map(|d| LossTracker::with_horizon(d, thin, horizon)),
+                    })
                 });
                 // the stages behind the event boundary, per direction
                 for d in 0..2 {
@@ -366,10 +369,12 @@ impl Pipeline {
     /// The end of the capture: every connection still live, to be frozen.
     pub fn finish(&mut self) -> Vec<Finishing> {
         let done = self.table.finish_all();
-        done.into_iter().map(|(h, c)| self.result(h, c)).collect()
+        let out = done.into_iter().map(|(h, c)| self.result(h, c)).collect();
+        self.stages = Vec::new(); // every slot is empty now: its memory back
+        out
     }
 
-    fn result(&mut self, h: Handle, conn: Connection) -> Finishing {
+    fn result(&mut self, h: Handle, conn: Box<Connection>) -> Finishing {
         let stages = self.stages.get_mut(h).and_then(Option::take);
         Finishing { conn, stages }
     }

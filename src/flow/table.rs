@@ -53,7 +53,7 @@ impl Delays {
 }
 
 struct Slot {
-    conn: Connection,
+    conn: Box<Connection>, // boxed: moved out whole when it is finished
     key: FlowKey,
     created: u64,
     queued: u64,  // stamp of its live entry in the queue, 0: not in it
@@ -139,7 +139,7 @@ impl FlowTable {
         let old = flow.current;
         let conn = Connection::new(-1, b, row, epoch);
         self.created += 1;
-        let slot = Slot { conn, key, created: self.created, queued: 0, aborted: 0 };
+        let slot = Slot { conn: Box::new(conn), key, created: self.created, queued: 0, aborted: 0 };
         let h = match self.free.pop() {
             Some(h) => {
                 self.slots[h] = Some(slot);
@@ -298,7 +298,7 @@ impl FlowTable {
     /// The connection-finished event: the connections that ended and have been silent for their
     /// delay at analysis time `now_ns`, oldest first; they leave the table (taken out of their
     /// slots, their working state with them), with the slot each held.
-    pub fn expire(&mut self, now_ns: i64) -> Vec<(Handle, Connection)> {
+    pub fn expire(&mut self, now_ns: i64) -> Vec<(Handle, Box<Connection>)> {
         let mut done = Vec::new();
         for h in Self::pop_silent(&self.slots, &mut self.queue, false, now_ns - self.delays.close_ns) {
             let slot = self.slots[h].as_mut().expect("live");
@@ -320,16 +320,16 @@ impl FlowTable {
     }
 
     /// Every live connection (end of capture), in the order they were created.
-    pub fn finish_all(&mut self) -> Vec<(Handle, Connection)> {
+    pub fn finish_all(&mut self) -> Vec<(Handle, Box<Connection>)> {
         let mut live: Vec<(u64, Handle)> = self.slots.iter().enumerate().filter_map(|(h, s)| s.as_ref().map(|s| (s.created, h))).collect();
         live.sort_unstable();
         let out = live.into_iter().map(|(_, h)| (h, self.retire(h))).collect();
-        self.queue.clear();
-        self.aborted.clear();
+        // nothing is live: the slots' and queues' memory back
+        (self.slots, self.free, self.queue, self.aborted) = (Vec::new(), Vec::new(), VecDeque::new(), VecDeque::new());
         out
     }
 
-    fn retire(&mut self, h: Handle) -> Connection {
+    fn retire(&mut self, h: Handle) -> Box<Connection> {
         let slot = self.slots[h].take().expect("live");
         self.free.push(h);
         if let Some(flow) = self.flows.get(&slot.key) {
