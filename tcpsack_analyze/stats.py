@@ -26,9 +26,12 @@ class Summary:
         of the mean and deviation do not depend on how the capture was cut into batches).
 
         Percentiles interpolate linearly between the closest ranks (numpy's default ``linear``
-        method, Hyndman and Fan's type 7). A few samples (most connections of a busy capture
-        have one to a handful per direction) are summarised in plain Python, where numpy's
-        per-call cost would be most of the work; the figures agree to the last bits.
+        method, Hyndman and Fan's type 7). Sums are taken in one order whatever the memory
+        alignment of the array (numpy's pairwise ``sum``/``mean`` are not: the same samples
+        could give two means, differing in the last bits): a few samples (most connections of a
+        busy capture have one to a handful per direction) exactly, in plain Python
+        (``math.fsum``), where numpy's per-call cost would be most of the work; many in sorted
+        order with ``cumsum`` (sequential).
         """
         n = int(samples.size)
         if n == 0:
@@ -40,7 +43,8 @@ class Summary:
             std = math.sqrt(math.fsum((v - mean) ** 2 for v in x) / n)
         else:
             x = np.sort(samples).astype(np.float64) * scale
-            mean, std = float(x.mean()), float(x.std())
+            mean = float(np.cumsum(x)[-1]) / n
+            std = math.sqrt(float(np.cumsum(np.square(x - mean))[-1]) / n)
         return Summary(n, float(x[0]), mean, float(x[-1]), std, _quantile(x, 0.5), _quantile(x, 0.9), _quantile(x, 0.99))
 
 
