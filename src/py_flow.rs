@@ -134,7 +134,12 @@ impl FlowPipeline {
             return Err(PyValueError::new_err("the batch's columns differ in length"));
         }
         let mut cols = Columns::default();
-        let mut out = self.inner.feed(&b, &slice(&backwards), &mut |t| cols.push(t));
+        let wants = self.inner.wants_events(); // (else every connection's `wanted` is false)
+        let mut out = self.inner.feed(&b, &slice(&backwards), &mut |t| {
+            if wants {
+                cols.push(t)
+            }
+        });
         self.done.extend(std::mem::take(&mut out.finished));
         chunk_dict(py, out, cols)
     }

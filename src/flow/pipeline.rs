@@ -288,6 +288,11 @@ impl Pipeline {
         self.events_for = ids;
     }
 
+    /// Whether any connection's events are asked for (a report asks for none).
+    pub fn wants_events(&self) -> bool {
+        self.events_for.as_ref().is_none_or(|ids| !ids.is_empty())
+    }
+
     /// How many connections were numbered so far (ids 0 to this - 1).
     pub fn connections(&self) -> i64 {
         self.numbered
