@@ -236,7 +236,12 @@ fn vocab_name(v: Vocab) -> &'static str {
 /// A table as {field: column}: int32 or int64 arrays (the type's minimum for None), bool arrays, (vocabulary,
 /// int8 codes) for enums (-1 for None), (vocabulary, int8 codes, uint32 list ends) for lists
 /// of them, lists of str for text.
-fn table_dict<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
+fn table_dict<'py>(py: Python<'py>, t: Table) -> PyResult<Option<Bound<'py, PyDict>>> {
+    if t.len == 0 {
+        // most directions of a capture of many connections have no record of a kind: nothing
+        // to build (None: an empty table)
+        return Ok(None);
+    }
     let d = PyDict::new(py);
     for (name, col) in t.names.iter().zip(t.columns) {
         match col {
@@ -256,7 +261,7 @@ fn table_dict<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
             Column::Text(v) => d.set_item(name, PyList::new(py, v)?)?,
         }
     }
-    Ok(d)
+    Ok(Some(d))
 }
 
 /// The loss tracker of one direction (src/loss/tracker.rs); `loss.tracker.LossTracker` wraps it.

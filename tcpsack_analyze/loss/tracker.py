@@ -89,8 +89,11 @@ class LossResult:
     lost = property(lambda self: self.lost_table.records(), doc="list[LostTransmission], rebuilt")
 
 
-def _table(kind: type, name: str, columns: dict[str, Any]) -> RecordTable:
-    """A record table from the core's columns (``py_loss.rs`` ``table_dict``)."""
+def _table(kind: type, name: str, columns: dict[str, Any] | None) -> RecordTable:
+    """A record table from the core's columns (``py_loss.rs`` ``table_dict``; None for a table
+    without records, the common case)."""
+    if columns is None:
+        return RecordTable(kind)
     values: dict[str, Any] = {}
     size = 0
     for field, col in columns.items():
