@@ -8,6 +8,7 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib
+import os
 from typing import Any
 
 import click
@@ -21,6 +22,12 @@ from tcpsack_analyze import __version__
 # out of the collector's sight for that last pass (gc.freeze, Python 3.7+); atexit callbacks run
 # before it. A process that merely imports the CLI (the tests) is affected only when it exits.
 atexit.register(gc.freeze)
+
+# numpy's OpenBLAS starts a thread per core at import, and they spin waiting for work: 5% of a
+# 1M-packet `report`'s samples (perf) on a 2-core machine, for nothing, since no command does
+# linear algebra large enough to share (the per-packet work is in the compiled core). One thread,
+# unless the user set it; set here because numpy reads it once, when it is first imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 class _LazyGroup(click.Group):
