@@ -33,4 +33,6 @@ mod py_ge;
 #[cfg(feature = "python")]
 mod py_loss;
 #[cfg(feature = "python")]
+mod py_rules;
+#[cfg(feature = "python")]
 mod python;

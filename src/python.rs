@@ -220,5 +220,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_flow::register(m)?;
     crate::py_loss::register(m)?;
     crate::py_ge::register(m)?;
+    crate::py_rules::register(m)?;
     Ok(())
 }

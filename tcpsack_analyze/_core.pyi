@@ -163,3 +163,21 @@ class LossTracker:
     def held_bytes(self) -> int: ...
     def moved_retransmissions(self) -> int: ...
     def finish(self) -> dict[str, Any]: ...
+
+def dsack_first_block(ack: int, nsack: int, l0: int, r0: int, l1: int, r1: int) -> bool:
+    """RFC 2883 section 4: the first SACK block reports a duplicate (src/acks.rs)."""
+
+def duplicate_ack(pure: bool, same_ack: bool, outstanding: bool, same_window: bool, new_sack: bool) -> bool:
+    """RFC 5681 / RFC 6675 section 2 duplicate ACK (src/acks.rs)."""
+
+SEQ_MOD: int
+SEQ_HALF: int
+
+def signed_diff(a: int, b: int) -> int:
+    """``a - b`` modulo 2**32 as a signed number (src/seq.rs)."""
+
+def wire_add(a: int, b: int) -> int:
+    """``a + b`` as the 32-bit number on the wire (src/seq.rs)."""
+
+def wire_sub(a: int, b: int) -> int:
+    """``a - b`` modulo 2**32, in [0, 2**32) (src/seq.rs)."""

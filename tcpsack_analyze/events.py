@@ -14,13 +14,14 @@ Contract (every stage downstream of the flow stage relies on it, and nothing els
   So every packet of a connection is an event of at least one of its two streams, and a packet
   with both data and the ACK flag is an event of both.
 
-* Sequence numbers are unwrapped to 64 bits (:mod:`~tcpsack_analyze.seqspace`), relative to the
+* Sequence numbers are unwrapped to 64 bits (the core's ``src/flow/unwrap.rs``), relative to the
   sender's ISN (the SYN is 0, the first data byte 1), or to the first number seen without a SYN.
   ``start``/``end`` of a send delimit its payload ``[start, end)``; ACK numbers and SACK edges are
   in the same space. Times are ns since the epoch on the capture clock.
-* The flow stage decides, once, the rules that need the whole connection's history: where a
+* The flow stage (the compiled core's, ``src/flow/``; this module's contract is also
+  ``src/events.rs``'s) decides, once, the rules that need the whole connection's history: where a
   send falls in the sequence space (:class:`Placement`), whether an ACK is a duplicate ACK
-  (:func:`~tcpsack_analyze.acks.duplicate_acks`), whether its first SACK block is a D-SACK
+  (:func:`~tcpsack_analyze.acks.duplicate_ack`), whether its first SACK block is a D-SACK
   (:func:`~tcpsack_analyze.acks.dsack_first_block`), and the advertised window in bytes. Stages
   read these marks and never decide them again.
 * Events travel in batches of columns (:class:`EventBatch`, numpy arrays, one row per event) so

@@ -15,15 +15,39 @@ from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
-from tcpsack_analyze.acks import dsack_first_block, duplicate_ack
 from tcpsack_analyze.events import EventBatch, Kind, Placement, StreamFacts, events_from_rows
 from tcpsack_analyze.rangeset import RangeSet
 from tcpsack_analyze.reader import ReadStatus, read_capture
 from tcpsack_analyze.reader.decode import ACK, FIN, PSH, RST, SYN, PacketBatch
 from tcpsack_analyze.results import DirectionCounts
-from tcpsack_analyze.seqspace import signed_diff, wire_add
 from tcpsack_analyze.stats import SampleBag
 
+
+
+MOD, HALF = 1 << 32, 1 << 31
+
+
+def signed_diff(a, b):  # type: ignore[no-untyped-def]
+    """``a - b`` modulo 2**32, signed, over numpy arrays or ints (the product's rule is
+    src/seq.rs, which this reference is compared with)."""
+    return ((a - b + HALF) % MOD) - HALF
+
+
+def wire_add(a, b):  # type: ignore[no-untyped-def]
+    """``a + b`` modulo 2**32 (as src/seq.rs)."""
+    return (a + b) % MOD
+
+
+def dsack_first_block(ack: np.ndarray, nsack: np.ndarray, l0: np.ndarray, r0: np.ndarray, l1: np.ndarray, r1: np.ndarray) -> np.ndarray:
+    """The D-SACK rule over a batch (the product's is src/acks.rs, which this reference is
+    compared with): RFC 2883 section 4, as ``tcpsack_analyze.acks.dsack_first_block``."""
+    return np.asarray((nsack > 0) & ((l0 < ack) | ((nsack > 1) & (l1 <= l0) & (r0 <= r1))))
+
+
+def duplicate_ack(pure: np.ndarray, same_ack: np.ndarray, outstanding: np.ndarray, same_window: np.ndarray, new_sack: np.ndarray) -> np.ndarray:
+    """The duplicate-ACK rule over a batch (RFC 5681 / RFC 6675 section 2), as
+    ``tcpsack_analyze.acks.duplicate_ack``."""
+    return np.asarray(pure & same_ack & outstanding & (same_window | new_sack))
 
 class Unwrapper:
     """Unwraps one stream of 32-bit values, carrying its state across batches."""

@@ -1,12 +1,15 @@
 """The D-SACK and duplicate-ACK rules (tcpsack_analyze/acks.py), on hand-made values.
 
-The same function serves numpy batches (the flow stage) and single ACKs (state machines), so
-each case is checked both ways.
+The rules are the core's (src/acks.rs, which marks every ACK event); the numpy copy in
+tests/flow_reference.py (the old Python flow stage, the core's reference) is checked against them
+case by case.
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
+
+import flow_reference
 
 from tcpsack_analyze.acks import dsack_first_block, duplicate_ack
 
@@ -26,14 +29,14 @@ DSACK_CASES = [
 @pytest.mark.parametrize("case", DSACK_CASES, ids=[c[-1] for c in DSACK_CASES])
 def test_dsack_rule(case: tuple) -> None:
     *args, want, _ = case
-    assert bool(dsack_first_block(*args)) is want
+    assert dsack_first_block(*args) is want
     arrays = [np.asarray([a], np.int64) for a in args]
-    assert dsack_first_block(*arrays).tolist() == [want]
+    assert flow_reference.dsack_first_block(*arrays).tolist() == [want]
 
 
 def test_dsack_rule_vectorised_matches_scalar() -> None:
     cols = list(zip(*[c[:6] for c in DSACK_CASES]))
-    got = dsack_first_block(*[np.asarray(c, np.int64) for c in cols])
+    got = flow_reference.dsack_first_block(*[np.asarray(c, np.int64) for c in cols])
     assert got.tolist() == [c[6] for c in DSACK_CASES]
 
 
@@ -47,8 +50,9 @@ def test_duplicate_ack_rule() -> None:
     assert not duplicate_ack(False, True, True, True, True)
     assert not duplicate_ack(True, False, True, True, True)
     assert not duplicate_ack(True, True, False, True, True)
-    v = duplicate_ack(np.array([True, True]), np.array([True, True]), np.array([True, True]), np.array([True, False]), np.array([False, False]))
-    assert v.tolist() == [True, False]
+    cases = [(p, a, o, w, n) for p in (False, True) for a in (False, True) for o in (False, True) for w in (False, True) for n in (False, True)]
+    v = flow_reference.duplicate_ack(*(np.array(c) for c in zip(*cases)))
+    assert v.tolist() == [duplicate_ack(*c) for c in cases]
 
 
 def test_wire_arithmetic_wraps() -> None:
