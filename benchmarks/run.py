@@ -108,7 +108,11 @@ def measure(tool: str, cmd: list[str], packets: int, runs: int, keep: Path | Non
 
 def ours_command() -> list[str] | None:
     """The ``tcpsack-analyze`` command if its ``report`` subcommand runs, else None (says why)."""
-    exe = shutil.which("tcpsack-analyze")
+    # the console script installed beside this interpreter; not the first one on PATH, which may
+    # be a version manager's shim (pyenv's is a bash script that finds the interpreter again:
+    # some 60 ms a run, which is not the tool's)
+    beside = Path(sys.executable).parent / "tcpsack-analyze"
+    exe = str(beside) if beside.exists() else shutil.which("tcpsack-analyze")
     base = [exe] if exe else [sys.executable, "-c", "from tcpsack_analyze.cli import main; main()"]
     probe = subprocess.run(base + ["report", "--help"], capture_output=True, text=True,
                            check=False)
