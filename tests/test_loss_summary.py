@@ -1,9 +1,8 @@
 """The loss section of a direction (loss/summary.py), from hand-built conversations."""
 from __future__ import annotations
 
-from test_stages_from_events import RTT_MS, Talk
+from test_stages_from_events import Talk, fast_retransmit
 
-from tcpsack_analyze.events import Placement
 from tcpsack_analyze.loss.summary import LossSummary, summarize
 
 
@@ -26,15 +25,7 @@ def test_a_direction_without_loss_has_empty_figures_of_its_own() -> None:
 
 
 def test_a_direction_with_a_loss_reads_its_records() -> None:
-    talk = Talk()
-    t = talk.warm_up()
-    for k in range(4, 10):  # 5 is lost
-        talk.send(t + (k - 4), k)
-    talk.ack(t + RTT_MS, 5)
-    for k, seg in enumerate((6, 7, 8)):
-        talk.ack(t + RTT_MS + 2 + k, 5, sack=((6, seg + 1),), dup=True)
-    talk.send(t + RTT_MS + 4.1, 5, Placement.REXMIT)
-    talk.ack(t + 2 * RTT_MS + 4.1, 10)
+    talk = fast_retransmit()
     s = _summary(talk)
     assert (s.retransmissions, s.by_trigger, s.episodes, s.episodes_ended, s.rtd_ms.count) == (1, {"fast": 1}, 1, {"full_ack": 1}, 1)
     assert s.pattern.lost == 1 and s.pattern.bursts == 1 and s.pattern_from == "resends"

@@ -52,7 +52,8 @@ class Talk:
         return tracker.finish()
 
 
-def test_fast_retransmit_after_three_dupacks_ends_with_the_full_ack() -> None:
+def fast_retransmit() -> Talk:
+    """Segments 4-9 after the warm-up; 5 is lost, three SACKing dupACKs, its resend, the full ACK."""
     talk = Talk()
     t = talk.warm_up()
     for k in range(4, 10):  # 5 is lost
@@ -62,7 +63,11 @@ def test_fast_retransmit_after_three_dupacks_ends_with_the_full_ack() -> None:
         talk.ack(t + RTT_MS + 2 + k, 5, sack=((6, seg + 1),), dup=True)
     talk.send(t + RTT_MS + 4.1, 5, Placement.REXMIT)
     talk.ack(t + 2 * RTT_MS + 4.1, 10)
-    res = talk.run()
+    return talk
+
+
+def test_fast_retransmit_after_three_dupacks_ends_with_the_full_ack() -> None:
+    res = fast_retransmit().run()
     (r,) = res.retransmissions
     assert (r.trigger, r.dupacks, r.sacked_segments, r.ca_state) == ("fast", 3, 3, "Recovery")
     assert r.rtd_ns == pytest.approx((RTT_MS + 3.1) * 1e6)
