@@ -411,6 +411,95 @@ pub struct LossTracker {
     flight_last: Option<(i64, i64)>,
 }
 
+/// What a tracker reads from every batch of its direction, events or not (the first lines of
+/// [`LossTracker::feed`]): the stream facts, and the RTT samples into the estimator (seeded with
+/// the receiver's turnaround while it has no sample).
+fn absorb(mss: &mut i64, seq_anchor: &mut i64, timing: &mut Timing, facts: &StreamFacts, rtt: &[(i64, i64)]) {
+    *mss = facts.mss;
+    *seq_anchor = facts.seq_anchor;
+    timing.turnaround_ns = facts.turnaround_ns;
+    timing.seed(facts.receiver_turnaround_ns); // capture point -> receiver -> back
+    timing.add(rtt);
+}
+
+/// An ACK the tracker reads (one below the space's origin acknowledges nothing seen).
+fn is_ack(e: &Event) -> bool {
+    e.is_ack() && e.ack >= 0
+}
+
+/// An event the tracker steps through: data or such an ACK (a batch without one only moves
+/// what [`absorb`] keeps).
+fn counts(e: &Event) -> bool {
+    e.is_data() || is_ack(e)
+}
+
+/// The loss tracker of one direction of a connection the core's flow pipeline runs, made when
+/// the direction first has data or an ACK ([`counts`]): until then only what every batch moves
+/// ([`absorb`]) is kept, a couple of hundred bytes instead of the tracker's 1.5 KB and more (the
+/// directions of a SYN scan's connections never have either). The results are the tracker's
+/// own: the one it is made into is the one that absorbed the same batches.
+pub enum LazyTracker {
+    Waiting(Box<Waiting>),
+    Running(Box<LossTracker>),
+}
+
+/// A [`LazyTracker`] before its direction's first data or ACK.
+pub struct Waiting {
+    dir: Dir,
+    thin_packets: i64,
+    horizon: Horizon,
+    mss: i64,
+    seq_anchor: i64,
+    timing: Timing,
+}
+
+impl LazyTracker {
+    pub fn new(dir: Dir, thin_packets: i64, horizon: Horizon) -> LazyTracker {
+        LazyTracker::Waiting(Box::new(Waiting { dir, thin_packets, horizon, mss: 0, seq_anchor: 0, timing: Timing::default() }))
+    }
+
+    /// [`LossTracker::feed`], the tracker made first if the batch has data or an ACK.
+    pub fn feed(&mut self, events: &[Event], now: i64, facts: &StreamFacts, rtt: &[(i64, i64)]) {
+        if let LazyTracker::Waiting(w) = self {
+            if !events.iter().any(counts) {
+                absorb(&mut w.mss, &mut w.seq_anchor, &mut w.timing, facts, rtt);
+                return;
+            }
+            *self = LazyTracker::Running(Box::new(w.tracker()));
+        }
+        if let LazyTracker::Running(t) = self {
+            t.feed(events, now, facts, rtt);
+        }
+    }
+
+    /// The tracker, if made.
+    pub fn running(&self) -> Option<&LossTracker> {
+        match self {
+            LazyTracker::Running(t) => Some(t),
+            LazyTracker::Waiting(_) => None,
+        }
+    }
+
+    /// [`LossTracker::finish`] (of a tracker made now if the direction never had data or an ACK).
+    pub fn finish(self) -> LossResult {
+        match self {
+            LazyTracker::Running(t) => t.finish(),
+            LazyTracker::Waiting(mut w) => w.tracker().finish(),
+        }
+    }
+}
+
+impl Waiting {
+    /// The tracker that would have absorbed the same batches.
+    fn tracker(&mut self) -> LossTracker {
+        let mut t = LossTracker::with_horizon(self.dir, self.thin_packets, self.horizon);
+        t.mss = self.mss;
+        t.seq_anchor = self.seq_anchor;
+        t.timing = std::mem::take(&mut self.timing);
+        t
+    }
+}
+
 /// Python's `a / 1e6:.1f` of an integer or float count of ns: ms with one decimal.
 fn ms(x: f64) -> String {
     format!("{:.1}", x / 1e6)
@@ -507,17 +596,12 @@ impl LossTracker {
     /// tables); `facts` what the flow stage knows of the direction; `rtt` the batch's data/ACK
     /// RTT samples as (ACK time, sample), in time order.
     pub fn feed(&mut self, events: &[Event], now: i64, facts: &StreamFacts, rtt: &[(i64, i64)]) {
-        self.mss = facts.mss;
-        self.seq_anchor = facts.seq_anchor;
-        self.timing.turnaround_ns = facts.turnaround_ns;
-        self.timing.seed(facts.receiver_turnaround_ns); // capture point -> receiver -> back
-        self.timing.add(rtt);
-        let data: Vec<bool> = events.iter().map(|e| e.is_data()).collect();
-        // an ACK below the space's origin acknowledges nothing seen
-        let acks: Vec<bool> = events.iter().map(|e| e.is_ack() && e.ack >= 0).collect();
-        if !data.iter().any(|&x| x) && !acks.iter().any(|&x| x) {
+        absorb(&mut self.mss, &mut self.seq_anchor, &mut self.timing, facts, rtt);
+        if !events.iter().any(counts) {
             return;
         }
+        let data: Vec<bool> = events.iter().map(|e| e.is_data()).collect();
+        let acks: Vec<bool> = events.iter().map(is_ack).collect();
         let first_tx: Vec<bool> = events.iter().zip(&data).map(|(e, &d)| d && matches!(e.placement, Placement::New | Placement::Gap)).collect();
         let mut pos_of_row = vec![-1i64; events.len()];
         for (i, _) in data.iter().enumerate().filter(|(_, &d)| d) {
