@@ -1631,6 +1631,45 @@ mod tests {
         t.finish()
     }
 
+    /// A LazyTracker and an eager LossTracker fed the same batches: batches without data or
+    /// ACKs (facts that change, a receiver turnaround to seed the estimator, RTT samples) first,
+    /// then the fast recovery's; and a direction that never has data or ACKs.
+    #[test]
+    fn a_lazy_tracker_gives_the_eager_trackers_results() {
+        let syn = Event::send(0, 0, 0, 1, crate::events::flags::SYN, -1, Placement::None);
+        let early = [
+            (vec![syn], StreamFacts { mss: 0, seq_anchor: 999, turnaround_ns: None, receiver_turnaround_ns: Some(3 * MS) }, vec![]),
+            (vec![], StreamFacts { mss: 100, seq_anchor: 1000, turnaround_ns: Some(MS), receiver_turnaround_ns: Some(5 * MS) }, vec![(MS / 2, 2 * MS)]),
+            (vec![ack(MS, 1, -5, &[], false, false)], facts(), vec![(MS, 4 * MS)]),
+        ];
+        let mut ev: Vec<Event> = (0..10).map(|k| send(2 * MS + k * MS / 10, k + 2, 1 + 100 * k, Placement::New)).collect();
+        ev.push(ack(12 * MS, 12, 101, &[], false, false));
+        ev.push(ack(13 * MS, 13, 101, &[(201, 301)], true, false));
+        ev.push(ack(13 * MS + 100_000, 14, 101, &[(201, 401)], true, false));
+        ev.push(ack(13 * MS + 200_000, 15, 101, &[(201, 501)], true, false));
+        ev.push(send(13 * MS + 300_000, 16, 101, Placement::Rexmit));
+        ev.push(ack(23 * MS, 17, 1001, &[], false, false));
+        for with_data in [false, true] {
+            let mut eager = LossTracker::new(Dir::A2B, THIN_PACKETS);
+            let mut lazy = LazyTracker::new(Dir::A2B, THIN_PACKETS, Horizon::default());
+            for (events, f, rtt) in &early {
+                let now = events.last().map_or(MS, |e| e.time_ns);
+                eager.feed(events, now, f, rtt);
+                lazy.feed(events, now, f, rtt);
+            }
+            assert!(lazy.running().is_none(), "no data or ACK yet: no tracker");
+            if with_data {
+                eager.feed(&ev, 23 * MS, &facts(), &[(12 * MS, 10 * MS)]);
+                lazy.feed(&ev, 23 * MS, &facts(), &[(12 * MS, 10 * MS)]);
+                assert!(lazy.running().is_some());
+            }
+            let (e, l) = (eager.finish(), lazy.finish());
+            assert_eq!(format!("{e:?}"), format!("{l:?}"));
+            assert!(e.srtt_full_ns.is_some());
+            assert_eq!(e.retransmissions.len, usize::from(with_data));
+        }
+    }
+
     #[test]
     fn a_tracker_may_move_between_threads() {
         fn send<T: Send>(_: &T) {}
