@@ -304,11 +304,17 @@ impl Pipeline {
         self.table.live()
     }
 
-    /// Bytes the live connections' working state holds (the flow stage's and the RTT
-    /// samplers'), for the memory-bound tests: it follows the live connections, not the capture.
+    /// Bytes the live connections' working state holds (the flow stage's, the RTT samplers' and
+    /// the loss trackers' own structs), for the memory-bound tests: it follows the live
+    /// connections, not the capture.
     pub fn held_bytes(&self) -> usize {
-        let stages: usize = self.stages.iter().flatten().map(|s| s.rtt.iter().map(RttSampler::heap_bytes).sum::<usize>()).sum();
-        // (the loss trackers' bytes: loss_state)
+        let stages: usize = self
+            .stages
+            .iter()
+            .flatten()
+            .map(|s| s.rtt.iter().map(RttSampler::heap_bytes).sum::<usize>() + s.loss.iter().map(LazyTracker::boxed_bytes).sum::<usize>())
+            .sum();
+        // (what grows in the loss trackers: loss_state)
         let live = self.stages.iter().flatten().count();
         self.table.held_bytes() + stages + size_of::<Option<Box<Stages>>>() * self.stages.capacity() + size_of::<Stages>() * live
     }

@@ -472,6 +472,15 @@ impl LazyTracker {
         }
     }
 
+    /// The bytes of its box (the tracker's own, or what it waits with), for the memory-bound
+    /// figures; what grows in a tracker is [`LossTracker::held_bytes`].
+    pub fn boxed_bytes(&self) -> usize {
+        match self {
+            LazyTracker::Running(_) => size_of::<LossTracker>(),
+            LazyTracker::Waiting(_) => size_of::<Waiting>(),
+        }
+    }
+
     /// The tracker, if made.
     pub fn running(&self) -> Option<&LossTracker> {
         match self {
