@@ -169,26 +169,30 @@ _PLAN = _count_plan()
 _WINDOW_COUNT = _core.COUNT_FIELDS.index("window_count")
 
 
-def _counts(row: list[int]) -> DirectionCounts:
-    """A direction's counters from the core's row (``COUNT_FIELDS``): one call per direction of
-    every connection, so a plan made once, not a dict per row."""
-    values: list[Any] = []
+def _counts(counts: np.ndarray) -> list[DirectionCounts]:
+    """Every direction's counters from the core's rows (``COUNT_FIELDS``; rows of a group of
+    connections, two each), converted a field at a time over the whole group (one call per
+    field, not per direction: a capture of many short connections has two directions per ten
+    packets)."""
+    rows = counts.reshape(-1, len(_core.COUNT_FIELDS))
+    windows = rows[:, _WINDOW_COUNT].tolist()
+    fields: list[list[Any]] = []
     for i, how in _PLAN:
-        v: Any = row[i]
+        col = rows[:, i]
         if how == 1:
-            v = None if v == _NONE else v
+            fields.append([None if v == _NONE else v for v in col.tolist()])
         elif how == 2:
-            v = bool(v)
-        elif how == 3:
-            n = row[_WINDOW_COUNT]
-            v = v / n if n else None  # as tcptrace: the mean of the windows advertised (window_stats)
-        values.append(v)
-    return DirectionCounts(*values)
+            fields.append(col.astype(bool).tolist())
+        elif how == 3:  # as tcptrace: the mean of the windows advertised (window_stats)
+            fields.append([v / n if n else None for v, n in zip(col.tolist(), windows)])
+        else:
+            fields.append(col.tolist())
+    return list(map(DirectionCounts, *fields))
 
 
 def finished(cols: dict[str, Any]) -> list[Finished]:
     """The finished connections of a chunk from the core's columns."""
-    counts = cols["counts"].tolist()
+    counts = _counts(cols["counts"])
     off, rtt = cols["rtt_off"].tolist(), cols["rtt"]
     a_addr, b_addr = cols["a_addr"], cols["b_addr"]
     ints = {c: cols[c].tolist() for c in ("id", "epoch", "a_port", "b_port", "ipver", "packets", "vlan_tagged", "backwards_timestamps",
@@ -203,7 +207,7 @@ def finished(cols: dict[str, Any]) -> list[Finished]:
             b_port=ints["b_port"][i], ipver=ints["ipver"][i], state=state, packets=ints["packets"][i], vlan_tagged=ints["vlan_tagged"][i],
             backwards_timestamps=ints["backwards_timestamps"][i], syn_ns=_opt(ints["syn_ns"][i]), synack_ns=_opt(ints["synack_ns"][i]),
             hs_ack_ns=_opt(ints["hs_ack_ns"][i]), window_scale_in_use=None if wsiu < 0 else bool(wsiu),
-            counts=(_counts(counts[i][0]), _counts(counts[i][1])), rtt=(RttResult(bags[0], bags[1]), RttResult(bags[2], bags[3])),
+            counts=(counts[2 * i], counts[2 * i + 1]), rtt=(RttResult(bags[0], bags[1]), RttResult(bags[2], bags[3])),
             loss=None if loss[i] is None else (tracker.result_of("a2b", loss[i][0]), tracker.result_of("b2a", loss[i][1])),
         ))
     return out

@@ -15,14 +15,15 @@ use super::stage::Connection;
 use super::table::{Delays, FlowTable, Handle};
 use super::Batch;
 use crate::events::{Dir, Event, StreamFacts};
-use crate::loss::tracker::{Horizon, LossResult, LossTracker, THIN_PACKETS};
+use crate::loss::tracker::{Horizon, LazyTracker, LossResult, THIN_PACKETS};
 use crate::rtt_sampler::{RttSampler, SampleBag};
 
 /// The stages behind the event boundary that the core runs, per direction of a connection:
-/// the RTT sampler and the loss tracker (src/loss/tracker.rs), fed the same events.
+/// the RTT sampler and the loss tracker (src/loss/tracker.rs), fed the same events; the loss
+/// tracker is made with the direction's first data or ACK (`LazyTracker`).
 pub struct Stages {
     pub rtt: [RttSampler; 2],
-    pub loss: [LossTracker; 2],
+    pub loss: [LazyTracker; 2],
 }
 
 /// One connection a chunk touched: what each direction's stages behind the boundary read.
@@ -273,7 +274,7 @@ impl Pipeline {
     /// bytes that grow with outstanding data, and resends moved into their tables so far.
     pub fn loss_state(&self) -> ((usize, usize, usize), usize, usize) {
         let (mut live, mut held, mut moved) = ((0, 0, 0), 0, 0);
-        for t in self.stages.iter().flatten().flat_map(|s| s.loss.iter()) {
+        for t in self.stages.iter().flatten().flat_map(|s| s.loss.iter()).filter_map(LazyTracker::running) {
             let (a, b, c) = t.live_records();
             live = (live.0 + a, live.1 + b, live.2 + c);
             held += t.held_bytes();
@@ -303,11 +304,17 @@ impl Pipeline {
         self.table.live()
     }
 
-    /// Bytes the live connections' working state holds (the flow stage's and the RTT
-    /// samplers'), for the memory-bound tests: it follows the live connections, not the capture.
+    /// Bytes the live connections' working state holds (the flow stage's, the RTT samplers' and
+    /// the loss trackers' own structs), for the memory-bound tests: it follows the live
+    /// connections, not the capture.
     pub fn held_bytes(&self) -> usize {
-        let stages: usize = self.stages.iter().flatten().map(|s| s.rtt.iter().map(RttSampler::heap_bytes).sum::<usize>()).sum();
-        // (the loss trackers' bytes: loss_state)
+        let stages: usize = self
+            .stages
+            .iter()
+            .flatten()
+            .map(|s| s.rtt.iter().map(RttSampler::heap_bytes).sum::<usize>() + s.loss.iter().map(LazyTracker::boxed_bytes).sum::<usize>())
+            .sum();
+        // (what grows in the loss trackers: loss_state)
         let live = self.stages.iter().flatten().count();
         self.table.held_bytes() + stages + size_of::<Option<Box<Stages>>>() * self.stages.capacity() + size_of::<Stages>() * live
     }
@@ -344,7 +351,7 @@ impl Pipeline {
                 let st = stages[h].get_or_insert_with(|| {
                     Box::new(Stages {
                         rtt: [0, 1].map(|_| RttSampler::with_first_merge(first_merge)),
-                        loss: [Dir::A2B, Dir::B2A].map(|d| LossTracker::with_horizon(d, thin, horizon)),
+                        loss: [Dir::A2B, Dir::B2A].map(|d| LazyTracker::new(d, thin, horizon)),
                     })
                 });
                 // the stages behind the event boundary, per direction

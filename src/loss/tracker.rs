@@ -411,6 +411,104 @@ pub struct LossTracker {
     flight_last: Option<(i64, i64)>,
 }
 
+/// What a tracker reads from every batch of its direction, events or not (the first lines of
+/// [`LossTracker::feed`]): the stream facts, and the RTT samples into the estimator (seeded with
+/// the receiver's turnaround while it has no sample).
+fn absorb(mss: &mut i64, seq_anchor: &mut i64, timing: &mut Timing, facts: &StreamFacts, rtt: &[(i64, i64)]) {
+    *mss = facts.mss;
+    *seq_anchor = facts.seq_anchor;
+    timing.turnaround_ns = facts.turnaround_ns;
+    timing.seed(facts.receiver_turnaround_ns); // capture point -> receiver -> back
+    timing.add(rtt);
+}
+
+/// An ACK the tracker reads (one below the space's origin acknowledges nothing seen).
+fn is_ack(e: &Event) -> bool {
+    e.is_ack() && e.ack >= 0
+}
+
+/// An event the tracker steps through: data or such an ACK (a batch without one only moves
+/// what [`absorb`] keeps).
+fn counts(e: &Event) -> bool {
+    e.is_data() || is_ack(e)
+}
+
+/// The loss tracker of one direction of a connection the core's flow pipeline runs, made when
+/// the direction first has data or an ACK ([`counts`]): until then only what every batch moves
+/// ([`absorb`]) is kept, a couple of hundred bytes instead of the tracker's 1.5 KB and more (the
+/// directions of a SYN scan's connections never have either). The results are the tracker's
+/// own: the one it is made into is the one that absorbed the same batches.
+pub enum LazyTracker {
+    Waiting(Box<Waiting>),
+    Running(Box<LossTracker>),
+}
+
+/// A [`LazyTracker`] before its direction's first data or ACK.
+pub struct Waiting {
+    dir: Dir,
+    thin_packets: i64,
+    horizon: Horizon,
+    mss: i64,
+    seq_anchor: i64,
+    timing: Timing,
+}
+
+impl LazyTracker {
+    pub fn new(dir: Dir, thin_packets: i64, horizon: Horizon) -> LazyTracker {
+        LazyTracker::Waiting(Box::new(Waiting { dir, thin_packets, horizon, mss: 0, seq_anchor: 0, timing: Timing::default() }))
+    }
+
+    /// [`LossTracker::feed`], the tracker made first if the batch has data or an ACK.
+    pub fn feed(&mut self, events: &[Event], now: i64, facts: &StreamFacts, rtt: &[(i64, i64)]) {
+        if let LazyTracker::Waiting(w) = self {
+            if !events.iter().any(counts) {
+                absorb(&mut w.mss, &mut w.seq_anchor, &mut w.timing, facts, rtt);
+                return;
+            }
+            *self = LazyTracker::Running(Box::new(w.tracker()));
+        }
+        if let LazyTracker::Running(t) = self {
+            t.feed(events, now, facts, rtt);
+        }
+    }
+
+    /// The bytes of its box (the tracker's own, or what it waits with), for the memory-bound
+    /// figures; what grows in a tracker is [`LossTracker::held_bytes`].
+    pub fn boxed_bytes(&self) -> usize {
+        match self {
+            LazyTracker::Running(_) => size_of::<LossTracker>(),
+            LazyTracker::Waiting(_) => size_of::<Waiting>(),
+        }
+    }
+
+    /// The tracker, if made.
+    pub fn running(&self) -> Option<&LossTracker> {
+        match self {
+            LazyTracker::Running(t) => Some(t),
+            LazyTracker::Waiting(_) => None,
+        }
+    }
+
+    /// [`LossTracker::finish`] (of a tracker made now if the direction never had data or an ACK).
+    pub fn finish(self) -> LossResult {
+        match self {
+            LazyTracker::Running(t) => t.finish(),
+            LazyTracker::Waiting(mut w) => w.tracker().finish(),
+        }
+    }
+}
+
+impl Waiting {
+    /// The tracker that would have absorbed the same batches.
+    fn tracker(&mut self) -> LossTracker {
+        let mut t = LossTracker::with_horizon(self.dir, self.thin_packets, self.horizon);
+        t.mss = self.mss;
+        t.seq_anchor = self.seq_anchor;
+        t.timing = std::mem::take(&mut self.timing);
+        t
+    }
+}
+
 /// Python's `a / 1e6:.1f` of an integer or float count of ns: ms with one decimal.
 fn ms(x: f64) -> String {
     format!("{:.1}", x / 1e6)
@@ -507,17 +605,12 @@ impl LossTracker {
     /// tables); `facts` what the flow stage knows of the direction; `rtt` the batch's data/ACK
     /// RTT samples as (ACK time, sample), in time order.
     pub fn feed(&mut self, events: &[Event], now: i64, facts: &StreamFacts, rtt: &[(i64, i64)]) {
-        self.mss = facts.mss;
-        self.seq_anchor = facts.seq_anchor;
-        self.timing.turnaround_ns = facts.turnaround_ns;
-        self.timing.seed(facts.receiver_turnaround_ns); // capture point -> receiver -> back
-        self.timing.add(rtt);
-        let data: Vec<bool> = events.iter().map(|e| e.is_data()).collect();
-        // an ACK below the space's origin acknowledges nothing seen
-        let acks: Vec<bool> = events.iter().map(|e| e.is_ack() && e.ack >= 0).collect();
-        if !data.iter().any(|&x| x) && !acks.iter().any(|&x| x) {
+        absorb(&mut self.mss, &mut self.seq_anchor, &mut self.timing, facts, rtt);
+        if !events.iter().any(counts) {
             return;
         }
+        let data: Vec<bool> = events.iter().map(|e| e.is_data()).collect();
+        let acks: Vec<bool> = events.iter().map(is_ack).collect();
         let first_tx: Vec<bool> = events.iter().zip(&data).map(|(e, &d)| d && matches!(e.placement, Placement::New | Placement::Gap)).collect();
         let mut pos_of_row = vec![-1i64; events.len()];
         for (i, _) in data.iter().enumerate().filter(|(_, &d)| d) {
@@ -1545,6 +1638,45 @@ mod tests {
         let mut t = LossTracker::new(Dir::A2B, THIN_PACKETS);
         t.feed(&ev, last_ack.time_ns, &facts(), &[(10 * MS, 10 * MS)]);
         t.finish()
+    }
+
+    /// A LazyTracker and an eager LossTracker fed the same batches: batches without data or
+    /// ACKs (facts that change, a receiver turnaround to seed the estimator, RTT samples) first,
+    /// then the fast recovery's; and a direction that never has data or ACKs.
+    #[test]
+    fn a_lazy_tracker_gives_the_eager_trackers_results() {
+        let syn = Event::send(0, 0, 0, 1, crate::events::flags::SYN, -1, Placement::None);
+        let early = [
+            (vec![syn], StreamFacts { mss: 0, seq_anchor: 999, turnaround_ns: None, receiver_turnaround_ns: Some(3 * MS) }, vec![]),
+            (vec![], StreamFacts { mss: 100, seq_anchor: 1000, turnaround_ns: Some(MS), receiver_turnaround_ns: Some(5 * MS) }, vec![(MS / 2, 2 * MS)]),
+            (vec![ack(MS, 1, -5, &[], false, false)], facts(), vec![(MS, 4 * MS)]),
+        ];
+        let mut ev: Vec<Event> = (0..10).map(|k| send(2 * MS + k * MS / 10, k + 2, 1 + 100 * k, Placement::New)).collect();
+        ev.push(ack(12 * MS, 12, 101, &[], false, false));
+        ev.push(ack(13 * MS, 13, 101, &[(201, 301)], true, false));
+        ev.push(ack(13 * MS + 100_000, 14, 101, &[(201, 401)], true, false));
+        ev.push(ack(13 * MS + 200_000, 15, 101, &[(201, 501)], true, false));
+        ev.push(send(13 * MS + 300_000, 16, 101, Placement::Rexmit));
+        ev.push(ack(23 * MS, 17, 1001, &[], false, false));
+        for with_data in [false, true] {
+            let mut eager = LossTracker::new(Dir::A2B, THIN_PACKETS);
+            let mut lazy = LazyTracker::new(Dir::A2B, THIN_PACKETS, Horizon::default());
+            for (events, f, rtt) in &early {
+                let now = events.last().map_or(MS, |e| e.time_ns);
+                eager.feed(events, now, f, rtt);
+                lazy.feed(events, now, f, rtt);
+            }
+            assert!(lazy.running().is_none(), "no data or ACK yet: no tracker");
+            if with_data {
+                eager.feed(&ev, 23 * MS, &facts(), &[(12 * MS, 10 * MS)]);
+                lazy.feed(&ev, 23 * MS, &facts(), &[(12 * MS, 10 * MS)]);
+                assert!(lazy.running().is_some());
+            }
+            let (e, l) = (eager.finish(), lazy.finish());
+            assert_eq!(format!("{e:?}"), format!("{l:?}"));
+            assert!(e.srtt_full_ns.is_some());
+            assert_eq!(e.retransmissions.len, usize::from(with_data));
+        }
     }
 
     #[test]

@@ -180,17 +180,23 @@ def _record_figures(res: LossResult) -> dict[str, Any]:
     the same every time, so they are computed once (:func:`_no_record_figures`) and copied.
     """
     if not (any(len(t) for t in res.tables) or res.rtd_samples_ns.size or res.rto_rtd_samples_ns.size):
-        return {k: dict(v) if isinstance(v, dict) else v for k, v in _no_record_figures().items()}
+        figures, dicts = _no_record_figures()
+        out = figures.copy()
+        for k in dicts:
+            out[k] = figures[k].copy()
+        return out
     return _figures_of(res.retransmission_table, res.episode_table, res.incident_table, res.lost_table, res.fill_table,
                        res.rtd_samples_ns, res.rto_rtd_samples_ns)
 
 
 @functools.cache
-def _no_record_figures() -> dict[str, Any]:
-    """:func:`_figures_of` empty tables (shared: the caller copies its dicts)."""
+def _no_record_figures() -> tuple[dict[str, Any], tuple[str, ...]]:
+    """:func:`_figures_of` empty tables (shared: the caller copies its dicts), and which of
+    its figures are dicts."""
     empty = np.empty(0, np.int64)
     tables = (RecordTable(Retransmission), RecordTable(RecoveryEpisode), RecordTable(LossIncident), RecordTable(LostTransmission), RecordTable(Fill))
-    return _figures_of(*tables, empty, empty)
+    figures = _figures_of(*tables, empty, empty)
+    return figures, tuple(k for k, v in figures.items() if isinstance(v, dict))
 
 
 def _figures_of(rx: RecordTable, ep: RecordTable, inc: RecordTable, lost: RecordTable, fills: RecordTable, rtd_ns: np.ndarray,
