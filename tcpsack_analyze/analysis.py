@@ -27,7 +27,7 @@ from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
-from tcpsack_analyze.loss.summary import LossTotals, combine
+from tcpsack_analyze.loss.summary import LossPool, LossTotals
 from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import DEFAULT_CHUNK, PacketBatch, ReadStatus
 from tcpsack_analyze.report.model import CaptureInfo, CaptureReport, ConnectionReport, capture_info, connection_report, format_addr
@@ -176,8 +176,9 @@ class ReportStream:
 
     Memory holds the live connections' working state, the finished connections' frozen results
     waiting for an older one still live (ids number connections by their first packet, so the
-    report of connection 7 waits while connection 3 is open), and what the loss totals pool: the
-    loss records of the directions that had any, and one count per connection.
+    report of connection 7 waits while connection 3 is open), and what the loss totals pool
+    (:class:`~tcpsack_analyze.loss.summary.LossPool`: counts, the RTD and ACK-latency samples) and
+    one count per connection.
 
     The Gilbert-Elliott fits of a connection's loss sequences
     (:func:`~tcpsack_analyze.loss.patterns.fit_gilbert_elliott_all`) are made as its group of
@@ -190,7 +191,7 @@ class ReportStream:
         self._on_result = on_result
         self._packets = packets
         self.packet_parts: list[dict[str, np.ndarray]] = []  # the per-packet table, with ``packets``
-        self._lossy: list[LossResult] = []
+        self._pool = LossPool()  # what the capture's loss totals pool
         self._dupacks = array("q")
         self._data_directions = 0
         self._capture: CaptureInfo | None = None
@@ -224,7 +225,7 @@ class ReportStream:
                 yield self._report(group.pop(), (fits.pop(), fits.pop()))
             del group
         pipe = self._pipe
-        self._totals = combine(self._lossy, self._dupacks.tolist(), self._data_directions)
+        self._totals = self._pool.totals(self._dupacks.tolist(), self._data_directions)
         self._capture = capture_info(pipe.status, pipe.tcp_packets)
 
     def _report(self, res: ConnectionResult, fits: tuple[GilbertElliott | None, GilbertElliott | None]) -> ConnectionReport:
@@ -232,7 +233,8 @@ class ReportStream:
         if self._on_result is not None:
             self._on_result(res)
         report = connection_report(res, fits)
-        self._lossy += [r for r in res.loss if len(r.retransmission_table) or len(r.incident_table) or len(r.rtd_samples_ns)]
+        for r in res.loss:
+            self._pool.add(r)
         self._dupacks.append(report.a2b.duplicate_acks + report.b2a.duplicate_acks)
         self._data_directions += sum(1 for d in (report.a2b, report.b2a) if d.data_packets)
         return report

@@ -7,6 +7,7 @@ delayed-ACK guess behind the Mathis constant) the section says which.
 from __future__ import annotations
 
 import functools
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -255,21 +256,43 @@ class LossTotals:
     thin_loss_share: float | None
 
 
-def combine(results: list[LossResult], dupacks_per_connection: list[int], data_directions: int) -> LossTotals:
-    """Pool the samples of all directions of a capture."""
-    rx = [res.retransmission_table for res in results]
-    by_trigger: Counter[str] = Counter()
-    for table in rx:
-        by_trigger.update(table.column("trigger"))
-    empty = np.empty(0, np.int64)
-    return LossTotals(
-        directions_with_data=data_directions,
-        directions_with_retransmissions=sum(1 for table in rx if len(table)),
-        retransmissions=sum(len(table) for table in rx),
-        by_trigger=dict(by_trigger),
-        rtd_ms=Summary.of(np.concatenate([res.rtd_samples_ns for res in results]) if results else empty, MS),
-        latency_ack_ms=Summary.of(np.concatenate([_ack_latencies(res.incident_table) for res in results]) if results else empty, MS),
-        dupacks_per_connection=Summary.of(np.asarray(dupacks_per_connection, dtype=np.int64)),
-        connections_without_dupacks=sum(1 for n in dupacks_per_connection if n == 0),
-        thin_loss_share=_thin_share(rx),
-    )
+class LossPool:
+    """What a capture's loss totals pool, added one direction at a time as its connection is
+    reported: counts, and the RTD and ACK-latency samples (8 bytes each), not the directions'
+    loss records, so that a long lossy capture's report does not hold every record to the end."""
+
+    def __init__(self) -> None:
+        self.by_trigger: Counter[str] = Counter()
+        self.directions_with_retransmissions = 0
+        self.retransmissions = 0
+        self.thin = 0  # retransmissions sent in thin state
+        self.rtd_ns = array("q")
+        self.latency_ack_ns = array("q")
+
+    def add(self, res: LossResult) -> None:
+        """Pool one direction's loss results."""
+        rx = res.retransmission_table
+        if len(rx):
+            self.directions_with_retransmissions += 1
+            self.retransmissions += len(rx)
+            self.by_trigger.update(rx.column("trigger"))
+            self.thin += int(rx.ints("thin")[0].sum())
+        self.rtd_ns.extend(res.rtd_samples_ns.tolist())
+        if len(res.incident_table):
+            self.latency_ack_ns.extend(_ack_latencies(res.incident_table).tolist())
+
+    def totals(self, dupacks_per_connection: list[int], data_directions: int) -> LossTotals:
+        """The capture's :class:`LossTotals` (samples pooled: each connection weighs by its
+        number of retransmissions, DOMAIN.md section 5)."""
+        return LossTotals(
+            directions_with_data=data_directions,
+            directions_with_retransmissions=self.directions_with_retransmissions,
+            retransmissions=self.retransmissions,
+            by_trigger=dict(self.by_trigger),
+            rtd_ms=Summary.of(np.frombuffer(self.rtd_ns, np.int64), MS),
+            latency_ack_ms=Summary.of(np.frombuffer(self.latency_ack_ns, np.int64), MS),
+            dupacks_per_connection=Summary.of(np.asarray(dupacks_per_connection, dtype=np.int64)),
+            connections_without_dupacks=sum(1 for n in dupacks_per_connection if n == 0),
+            thin_loss_share=self.thin / self.retransmissions if self.retransmissions else None,
+        )
+
