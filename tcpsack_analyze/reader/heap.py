@@ -9,7 +9,7 @@ benchmark capture, 212 MB after 650k packets and 337 MB after 4.6M, against 141 
 with ``malloc_trim(0)`` after every chunk; the 1M-packet report's peak went from 249 to 224 MB
 (benchmarks/README.md). ``malloc_trim`` also releases free
 pages inside the heap (madvise), not only its top; a call costs about a millisecond, once per
-16 MB chunk. Where the C library has no ``malloc_trim`` (musl, macOS) nothing is done.
+chunk (2 MB by default, reader.DEFAULT_CHUNK). Where the C library has no ``malloc_trim`` (musl, macOS) nothing is done.
 """
 from __future__ import annotations
 
