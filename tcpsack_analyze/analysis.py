@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tcpsack_analyze.events import Dir, EventBatch, StreamFacts
-from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, FINISHED_GROUP, CoreFlows, Finished
+from tcpsack_analyze.flowcore import DEFAULT_ABORT_DELAY_S, DEFAULT_CLOSE_DELAY_S, DEFAULT_REUSE_SILENCE_S, FINISHED_GROUP, CoreFlows
 from tcpsack_analyze.loss import records as rec
 from tcpsack_analyze.loss.patterns import GilbertElliott, bursts, fit_gilbert_elliott_all
 from tcpsack_analyze.loss.records import Fill, LossIncident, LostTransmission, RecoveryEpisode, Retransmission
@@ -273,20 +273,6 @@ class _Pipeline:
     def tcp_packets(self) -> int:
         return self.flows.tcp_packets
 
-    @staticmethod
-    def _finish(f: Finished) -> ConnectionResult:
-        """The frozen result of a finished connection; its loss records are stamped with its id."""
-        assert f.loss is not None, "the stages ran"
-        for res in f.loss:
-            for table in res.tables:
-                table.fill("conn", f.id)
-        return ConnectionResult(
-            id=f.id, epoch=f.epoch, a_addr=f.a_addr, a_port=f.a_port, b_addr=f.b_addr, b_port=f.b_port, ipver=f.ipver, state=f.state,
-            packets=f.packets, vlan_tagged=f.vlan_tagged, backwards_timestamps=f.backwards_timestamps, syn_ns=f.syn_ns,
-            synack_ns=f.synack_ns, hs_ack_ns=f.hs_ack_ns, window_scale_in_use=f.window_scale_in_use, counts=f.counts, rtt=f.rtt,
-            loss=f.loss,
-        )
-
     def finished_in_order(self, packets: bool, parts: list[dict[str, np.ndarray]]) -> Iterator[list[ConnectionResult]]:
         """The frozen results of the connections, in id order, in groups as they become ready (a
         result waits while a connection with a lower id is live). With ``packets`` the
@@ -298,7 +284,7 @@ class _Pipeline:
                 parts.append(_packet_columns(chunk.batch, chunk.row_conn, chunk.row_dir.astype(np.int64)))
             group = []
             for f in chunk.finished:
-                heapq.heappush(waiting, (f.id, self._finish(f)))
+                heapq.heappush(waiting, (f.id, f))
                 while waiting and waiting[0][0] == next_id:
                     group.append(heapq.heappop(waiting)[1])
                     next_id += 1

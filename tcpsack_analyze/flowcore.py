@@ -9,9 +9,10 @@ connections the chunk touched (:class:`Touched`: per direction its
 the chunk's data/ACK RTT samples, for callers that read events: ``events_of``, plots, models)
 and the connections finished
 after it (the flow table's connection-finished event; at the end of the capture every one still
-live) as :class:`Finished`: identity, handshake, state, per-direction
-:class:`~tcpsack_analyze.results.DirectionCounts`, :class:`~tcpsack_analyze.rtt.RttResult` and
-:class:`~tcpsack_analyze.loss.tracker.LossResult`.
+live) as their :class:`~tcpsack_analyze.results.ConnectionResult`: identity, handshake, state,
+per-direction :class:`~tcpsack_analyze.results.DirectionCounts`,
+:class:`~tcpsack_analyze.rtt.RttResult` and :class:`~tcpsack_analyze.loss.tracker.LossResult`
+(its records stamped with the connection's id).
 The rules themselves are stated where they live: the flow table in ``src/flow/table.rs``, the
 flow stage in ``src/flow/stage.rs`` (docs/architecture.md).
 """
@@ -27,9 +28,8 @@ import numpy as np
 from tcpsack_analyze import _core
 from tcpsack_analyze.events import EventBatch, StreamFacts
 from tcpsack_analyze.loss import tracker
-from tcpsack_analyze.loss.tracker import LossResult
 from tcpsack_analyze.reader import PacketBatch, ReadStatus, read_capture
-from tcpsack_analyze.results import DirectionCounts
+from tcpsack_analyze.results import ConnectionResult, DirectionCounts
 from tcpsack_analyze.rtt import RttResult, _bag
 
 DEFAULT_REUSE_SILENCE_S = 60.0
@@ -55,36 +55,12 @@ class Touched:
 
 
 @dataclass(frozen=True, slots=True)
-class Finished:
-    """A finished connection as the flow stage leaves it (``ConnectionResult`` without the loss)."""
-
-    id: int
-    epoch: int
-    a_addr: bytes
-    a_port: int
-    b_addr: bytes
-    b_port: int
-    ipver: int
-    state: str
-    packets: int
-    vlan_tagged: int
-    backwards_timestamps: int
-    syn_ns: int | None
-    synack_ns: int | None
-    hs_ack_ns: int | None
-    window_scale_in_use: bool | None
-    counts: tuple[DirectionCounts, DirectionCounts]
-    rtt: tuple[RttResult, RttResult]
-    loss: tuple[LossResult, LossResult] | None  # None: the flow stage ran alone
-
-
-@dataclass(frozen=True, slots=True)
 class Chunk:
     """What one chunk of the capture gave (``batch`` None at the end of the capture)."""
 
     batch: PacketBatch | None
     touched: Iterator[Touched]  # made one at a time from the core's columns, so that each can go once used
-    finished: Iterator[Finished]  # made a group at a time; what is not taken before the next chunk is dropped
+    finished: Iterator[ConnectionResult]  # made a group at a time; what is not taken before the next chunk is dropped
     row_conn: np.ndarray  # connection id of each packet of the batch
     row_dir: np.ndarray  # and its direction (events.Dir value)
 
@@ -119,7 +95,7 @@ class CoreFlows:
         self.core.finish()
         yield Chunk(None, iter(()), self._finished(), empty, empty)
 
-    def _finished(self) -> Iterator[Finished]:
+    def _finished(self) -> Iterator[ConnectionResult]:
         """The finished connections the core holds, taken a group at a time."""
         while True:
             cols = self.core.take_finished(FINISHED_GROUP)
@@ -190,8 +166,10 @@ def _counts(counts: np.ndarray) -> list[DirectionCounts]:
     return list(map(DirectionCounts, *fields))
 
 
-def finished(cols: dict[str, Any]) -> list[Finished]:
-    """The finished connections of a chunk from the core's columns."""
+def finished(cols: dict[str, Any]) -> list[ConnectionResult]:
+    """The finished connections of a chunk from the core's columns (taken only when the stages
+    ran: a flow stage run alone, for events, drops them); their loss records are stamped with
+    their connection's id."""
     counts = _counts(cols["counts"])
     off, rtt = cols["rtt_off"].tolist(), cols["rtt"]
     a_addr, b_addr = cols["a_addr"], cols["b_addr"]
@@ -200,17 +178,23 @@ def finished(cols: dict[str, Any]) -> list[Finished]:
     out = []
     loss = cols["loss"]
     for i, state in enumerate(cols["state"]):
+        if loss[i] is None:
+            raise RuntimeError("a connection's result needs the stages behind the flow stage (CoreFlows(stages=True))")
         bags = [_bag(rtt[off[4 * i + j] : off[4 * i + j + 1]]) for j in range(4)]
         wsiu = ints["window_scale_in_use"][i]
-        out.append(Finished(
-            id=ints["id"][i], epoch=ints["epoch"][i], a_addr=a_addr[i].tobytes(), a_port=ints["a_port"][i], b_addr=b_addr[i].tobytes(),
+        conn = ints["id"][i]
+        results = (tracker.result_of("a2b", loss[i][0]), tracker.result_of("b2a", loss[i][1]))
+        for res in results:
+            for table in res.tables:
+                table.fill("conn", conn)
+        out.append(ConnectionResult(
+            id=conn, epoch=ints["epoch"][i], a_addr=a_addr[i].tobytes(), a_port=ints["a_port"][i], b_addr=b_addr[i].tobytes(),
             b_port=ints["b_port"][i], ipver=ints["ipver"][i], state=state, packets=ints["packets"][i], vlan_tagged=ints["vlan_tagged"][i],
             backwards_timestamps=ints["backwards_timestamps"][i], syn_ns=_opt(ints["syn_ns"][i]), synack_ns=_opt(ints["synack_ns"][i]),
             hs_ack_ns=_opt(ints["hs_ack_ns"][i]), window_scale_in_use=None if wsiu < 0 else bool(wsiu),
-            counts=(counts[2 * i], counts[2 * i + 1]), rtt=(RttResult(bags[0], bags[1]), RttResult(bags[2], bags[3])),
-            loss=None if loss[i] is None else (tracker.result_of("a2b", loss[i][0]), tracker.result_of("b2a", loss[i][1])),
+            counts=(counts[2 * i], counts[2 * i + 1]), rtt=(RttResult(bags[0], bags[1]), RttResult(bags[2], bags[3])), loss=results,
         ))
     return out
 
 
-__all__ = ["Chunk", "CoreFlows", "Finished", "Touched"]
+__all__ = ["Chunk", "CoreFlows", "Touched"]

@@ -1,6 +1,7 @@
 """What the per-connection stages hand over when a connection is finished: frozen plain data.
 
-The flow stage (``connection.py``) finishes into a :class:`ConnectionResult`: the connection's
+A finished connection leaves the compiled core's pipeline as a :class:`ConnectionResult`
+(``flowcore.finished``): the connection's
 identity and handshake times, the counters of each direction (:class:`DirectionCounts`, the
 tcptrace set), and the results of the stages that consumed its events (RTT samples, loss
 records). The report (``report/model.py``) is built from these alone; once a connection is
