@@ -183,10 +183,7 @@ def finished(cols: dict[str, Any]) -> list[ConnectionResult]:
         bags = [_bag(rtt[off[4 * i + j] : off[4 * i + j + 1]]) for j in range(4)]
         wsiu = ints["window_scale_in_use"][i]
         conn = ints["id"][i]
-        results = (tracker.result_of("a2b", loss[i][0]), tracker.result_of("b2a", loss[i][1]))
-        for res in results:
-            for table in res.tables:
-                table.fill("conn", conn)
+        results = (tracker.result_of("a2b", loss[i][0], conn), tracker.result_of("b2a", loss[i][1], conn))
         out.append(ConnectionResult(
             id=conn, epoch=ints["epoch"][i], a_addr=a_addr[i].tobytes(), a_port=ints["a_port"][i], b_addr=b_addr[i].tobytes(),
             b_port=ints["b_port"][i], ipver=ints["ipver"][i], state=state, packets=ints["packets"][i], vlan_tagged=ints["vlan_tagged"][i],

@@ -48,19 +48,6 @@ def test_records_round_trip(recs: list[_Rec]) -> None:
     assert values[present].tolist() == [r.maybe for r in recs if r.maybe is not None]
 
 
-@settings(max_examples=80, deadline=None)
-@given(recs=_RECS, data=st.data())
-def test_reorder_and_fill(recs: list[_Rec], data: st.DataObject) -> None:
-    table = RecordTable(_Rec, recs)
-    order = np.asarray(data.draw(st.permutations(range(len(recs)))), dtype=np.int64)
-    table.reorder(order)
-    assert table.records() == [recs[i] for i in order.tolist()]
-    table.fill("n", 7)
-    assert table.column("n") == [7] * len(recs)
-    with pytest.raises(ValueError):
-        table.reorder(np.arange(len(recs) + 1))
-
-
 def test_codes_while_values_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
     """Repeating strings stay codes; distinct ones (evidence lines) become a plain list."""
     monkeypatch.setattr(table_mod, "VOCABULARY_MIN", 4)

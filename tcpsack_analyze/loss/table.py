@@ -86,9 +86,6 @@ class _IntColumn:
         raw = _view(self.data)
         return raw.astype(np.int64), raw != self.none
 
-    def take(self, order: np.ndarray) -> None:
-        self.data = array(self.data.typecode, _view(self.data)[order].tobytes())
-
 
 class _BoolColumn:
     __slots__ = ("data",)
@@ -110,9 +107,6 @@ class _BoolColumn:
 
     def ints(self) -> tuple[np.ndarray, np.ndarray]:
         return _view(self.data).astype(np.int64), np.ones(len(self.data), dtype=bool)
-
-    def take(self, order: np.ndarray) -> None:
-        self.data = array("b", _view(self.data)[order].tobytes())
 
 
 class _CodedColumn:
@@ -157,13 +151,6 @@ class _CodedColumn:
     def values(self) -> list[Any]:
         out = self._decoded()
         return [list(v) for v in out] if self.as_list else out
-
-    def take(self, order: np.ndarray) -> None:
-        if self.plain is not None:
-            self.plain = [self.plain[i] for i in order.tolist()]
-            return
-        assert self.codes is not None
-        self.codes = array("h", _view(self.codes)[order].tobytes())
 
 
 _Column = _IntColumn | _BoolColumn | _CodedColumn
@@ -278,20 +265,3 @@ class RecordTable(Generic[R]):
         if isinstance(col, _CodedColumn):
             raise TypeError(f"{name} is not a number")
         return col.ints()
-
-    def fill(self, name: str, value: Any) -> None:
-        """Set one field of every record to ``value`` (e.g. the connection id, known at the end)."""
-        if not self._size:
-            return
-        col = _column_for(_kind(self.kind).types[name])
-        for _ in range(self._size):
-            col.append(value)
-        self._columns()[name] = col
-
-    def reorder(self, order: np.ndarray) -> None:
-        """Put the records in the order of the permutation ``order``."""
-        if order.size != self._size:
-            raise ValueError("a permutation of every record is needed")
-        if self._size:
-            for col in self._columns().values():
-                col.take(order)

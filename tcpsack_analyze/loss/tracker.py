@@ -89,9 +89,9 @@ class LossResult:
     lost = property(lambda self: self.lost_table.records(), doc="list[LostTransmission], rebuilt")
 
 
-def _table(kind: type, name: str, columns: dict[str, Any] | None) -> RecordTable:
+def _table(kind: type, name: str, columns: dict[str, Any] | None, conn: int) -> RecordTable:
     """A record table from the core's columns (``py_loss.rs`` ``table_dict``; None for a table
-    without records, the common case)."""
+    without records, the common case), its records of connection ``conn`` and direction ``name``."""
     if columns is None:
         return RecordTable(kind)
     values: dict[str, Any] = {}
@@ -108,7 +108,7 @@ def _table(kind: type, name: str, columns: dict[str, Any] | None) -> RecordTable
         else:
             values[field] = col
         size = len(values[field])
-    values["conn"] = np.full(size, -1, np.int32)
+    values["conn"] = np.full(size, conn, np.int32)
     values["direction"] = [name] * size
     return RecordTable.from_columns(kind, size, values)
 
@@ -161,15 +161,16 @@ class LossTracker:
         return result_of(self.name, self._core.finish())
 
 
-def result_of(name: str, r: dict[str, Any]) -> LossResult:
+def result_of(name: str, r: dict[str, Any], conn: int = -1) -> LossResult:
     """The :class:`LossResult` of direction ``name`` from the core's dict of a finished tracker
     (``py_loss.rs`` ``result_dict``: this module's trackers, and those the core's flow pipeline
-    runs for every connection of a capture, ``flowcore.py``)."""
+    runs for every connection of a capture, ``flowcore.py``); its records are of connection
+    ``conn`` (-1: a tracker fed by hand, of no connection)."""
     return LossResult(
         name,
-        _table(Retransmission, name, r["retransmissions"]), _table(Fill, name, r["fills"]),
-        _table(RecoveryEpisode, name, r["episodes"]), _table(LossIncident, name, r["incidents"]),
-        _table(LostTransmission, name, r["lost"]), r["transmissions"],
+        _table(Retransmission, name, r["retransmissions"], conn), _table(Fill, name, r["fills"], conn),
+        _table(RecoveryEpisode, name, r["episodes"], conn), _table(LossIncident, name, r["incidents"], conn),
+        _table(LostTransmission, name, r["lost"], conn), r["transmissions"],
         r["lost_flags"], _shared(r["lost_times"]), _shared(r["lost_records"]),
         r["thin_ns"], r["busy_ns"], r["network_duplicates"], r["reorderings"], r["srtt_full_ns"],
         _shared(r["rtd_samples_ns"]), _shared(r["rto_rtd_samples_ns"]),
